@@ -1,0 +1,66 @@
+"""The exception hierarchy.
+
+NapError
+├── ConfigError          bad pipeline config or CLI value: fail fast at start-up
+├── InputError           a file or record that cannot be ingested: quarantined, run goes on
+│   ├── UnknownFormatError
+│   └── RecordError
+├── LLMError             anything from a model endpoint
+│   ├── TransientLLMError   429, 5xx, timeout, dropped connection: retried with backoff
+│   ├── PermanentLLMError   other 4xx (auth, bad request): fail fast, says what to fix
+│   └── BudgetExceededError the run-wide budget is spent: stop scheduling new work
+└── PublishError         dataset layout or upload problem
+"""
+
+from __future__ import annotations
+
+
+class NapError(Exception):
+    """Base class for every error nap-builder raises on purpose."""
+
+
+class ConfigError(NapError):
+    """A config key has a wrong value; the message names the key and the allowed values."""
+
+
+class InputError(NapError):
+    """A file or record cannot be used. `kind` is a short machine-readable category."""
+
+    kind = "input_error"
+
+    def __init__(self, message: str, *, kind: str | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+
+
+class UnknownFormatError(InputError):
+    kind = "unknown_format"
+
+
+class RecordError(InputError):
+    kind = "wrong_shape"
+
+
+class LLMError(NapError):
+    """A model request failed."""
+
+
+class TransientLLMError(LLMError):
+    """Worth retrying; `retry_after` (seconds) is the server's hint when it gave one."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentLLMError(LLMError):
+    """Retrying will not help; the message says what to fix."""
+
+
+class BudgetExceededError(LLMError):
+    """The run-wide USD or token budget is spent."""
+
+
+class PublishError(NapError):
+    """The dataset cannot be laid out or uploaded."""

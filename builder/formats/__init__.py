@@ -1,0 +1,65 @@
+"""Format adapters and auto-detection.
+
+Each module in this package defines `ADAPTER`, an object following `FormatAdapter`. The order
+of `_MODULES` is the detection order: more specific formats come first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from builder.errors import UnknownFormatError
+from builder.formats.base import FormatAdapter, Source
+
+_MODULES = (
+    "builder.formats.mini_swe_agent",
+    "builder.formats.swe_agent",
+    "builder.formats.openhands_v0",
+    "builder.formats.openhands_v1",
+    "builder.formats.openhands_llm_log",
+    "builder.formats.claude_code",
+    "builder.formats.atif",
+    "builder.formats.chat_messages",
+    "builder.formats.hf_dataset",
+)
+
+
+@cache
+def adapters() -> tuple[FormatAdapter, ...]:
+    """Every available adapter, in detection order."""
+    found = []
+    for module_name in _MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue  # not written yet
+            raise
+        found.append(module.ADAPTER)
+    return tuple(found)
+
+
+def format_names() -> list[str]:
+    return [a.name for a in adapters()]
+
+
+def get_adapter(name: str) -> FormatAdapter:
+    """The adapter called `name`; an unknown name lists the valid ones."""
+    for adapter in adapters():
+        if adapter.name == name:
+            return adapter
+    raise UnknownFormatError(
+        f"unknown format {name!r}; supported formats: {', '.join(format_names())}"
+    )
+
+
+def detect(source: Source) -> FormatAdapter:
+    """The first adapter that recognises the source, or an error saying how to force one."""
+    for adapter in adapters():
+        if adapter.detect(source):
+            return adapter
+    raise UnknownFormatError(
+        f"{source.name}: format not recognised; supported formats: {', '.join(format_names())}. "
+        "Force one with --format NAME (or `format:` in the pipeline config)."
+    )

@@ -1,0 +1,239 @@
+"""The adapter protocol every trajectory format implements, and the `Source` it reads from.
+
+An adapter turns one source (a file, or a dataset) into canonical `TrajectoryRecord`s, streaming
+record by record, and knows its harness's action grammar (`parse_action`) and observation
+envelope (`split_observation`). Bad records come back as `QuarantineRecord`s, never exceptions,
+so one broken line does not stop a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from builder.errors import InputError
+from schemas.quarantine import QuarantineRecord
+from schemas.steps import Action
+from schemas.trajectories import Message, TrajectoryRecord
+
+LoadResult = TrajectoryRecord | QuarantineRecord
+
+JSON_SUFFIXES = (".json", ".traj")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+@dataclass
+class Source:
+    """One input: a file on disk (JSON or JSONL) or a dataset reference (Hub id, folder, Parquet).
+
+    Parsing is lazy and cached so that detection and loading share one parse of a JSON file.
+    """
+
+    path: Path
+    options: dict[str, Any] = field(default_factory=dict)  # e.g. column mapping for datasets
+    _text: str | None = field(default=None, repr=False)
+    _document: Any = field(default=None, repr=False)
+    _parsed: bool = field(default=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    @property
+    def is_file(self) -> bool:
+        return self.path.is_file()
+
+    @property
+    def is_jsonl(self) -> bool:
+        if self.path.suffix.lower() in JSONL_SUFFIXES:
+            return True
+        if self.path.suffix.lower() in JSON_SUFFIXES or not self.is_file:
+            return False
+        head = self.head().lstrip()
+        return head.startswith("{") and "\n{" in head and not head.startswith("[")
+
+    def head(self, size: int = 65536) -> str:
+        """The first bytes of the file as text (for sniffing without a full parse)."""
+        with self.path.open("rb") as fh:
+            return fh.read(size).decode("utf-8", errors="replace")
+
+    def text(self) -> str:
+        """The whole file as UTF-8 text; non-UTF-8 bytes are an input error."""
+        if self._text is None:
+            data = self.path.read_bytes()
+            try:
+                self._text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{self.path}: not UTF-8 text (byte {exc.start}: {exc.reason})",
+                    kind="encoding",
+                ) from exc
+        return self._text
+
+    def document(self) -> Any:
+        """The file parsed as one JSON value (cached)."""
+        if not self._parsed:
+            text = self.text()
+            if not text.strip():
+                raise InputError(f"{self.path}: empty file", kind="empty")
+            try:
+                self._document = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{self.path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                    kind="invalid_json",
+                ) from exc
+            self._parsed = True
+            self._text = None  # the parsed value is what we keep
+        return self._document
+
+    def lines(self) -> Iterator[tuple[int, Any]]:
+        """(line index, parsed value or InputError) for each non-blank JSONL line, streaming."""
+        with self.path.open("rb") as fh:
+            for index, raw in enumerate(fh):
+                if not raw.strip():
+                    continue
+                try:
+                    yield index, json.loads(raw.decode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    yield index, InputError(
+                        f"{self.path} line {index + 1}: not UTF-8 ({exc.reason})", kind="encoding"
+                    )
+                except json.JSONDecodeError as exc:
+                    yield index, InputError(
+                        f"{self.path} line {index + 1}: invalid JSON: {exc.msg}",
+                        kind="invalid_json",
+                    )
+
+    def sample(self) -> Any:
+        """The first JSON value of the source: the whole document, or the first good JSONL line."""
+        if self.is_jsonl:
+            for _, value in self.lines():
+                if not isinstance(value, InputError):
+                    return value
+            return None
+        return self.document()
+
+
+@runtime_checkable
+class FormatAdapter(Protocol):
+    """What every format module provides (as a module-level `ADAPTER` instance)."""
+
+    name: str  # the value users pass to --format
+    harness: str  # the agent harness that writes it
+
+    def detect(self, source: Source) -> bool:
+        """True when the source is in this format (may parse it; the parse is cached)."""
+        ...
+
+    def load(self, source: Source) -> Iterator[LoadResult]:
+        """Canonical trajectories, one at a time; broken records become quarantine rows."""
+        ...
+
+    def parse_action(self, message: Message) -> list[Action]:
+        """The actions of one assistant message in this harness's grammar ([] when none)."""
+        ...
+
+    def split_observation(self, message: Message) -> tuple[str, str, str]:
+        """(prefix, payload, suffix) of an observation; only the payload is ever compressed."""
+        ...
+
+
+class BaseAdapter:
+    """Defaults shared by adapters: whole content is the payload; tool calls are the actions."""
+
+    name = "base"
+    harness = "unknown"
+
+    def split_observation(self, message: Message) -> tuple[str, str, str]:
+        return "", message.content, ""
+
+    def parse_action(self, message: Message) -> list[Action]:
+        return [tool_call_action(c.name, c.arguments) for c in message.tool_calls]
+
+
+SHELL_TOOLS = frozenset(
+    {"bash", "execute_bash", "Bash", "shell", "terminal", "run", "TerminalAction", "run_shell"}
+)
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted-key compact JSON: the canonical text of tool arguments and metadata."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def tool_call_action(name: str, arguments: str | dict[str, Any], raw: str | None = None) -> Action:
+    """An Action from a tool call; the shell command is lifted out when the tool is a shell."""
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            parsed = {"_raw": arguments}
+    else:
+        parsed = arguments
+    if not isinstance(parsed, dict):
+        parsed = {"_value": parsed}
+    command = parsed.get("command") if name in SHELL_TOOLS else None
+    return Action(
+        tool=name,
+        arguments=canonical_json(parsed),
+        command=command if isinstance(command, str) else None,
+        raw=raw if raw is not None else canonical_json({"name": name, "arguments": parsed}),
+    )
+
+
+def shell_action(command: str, raw: str, tool: str = "bash") -> Action:
+    """An Action for a shell command written as text (fenced block, XML call, flat log)."""
+    return Action(tool=tool, arguments=canonical_json({"command": command}), command=command, raw=raw)
+
+
+def trajectory_id(source_format: str, native_id: str | None, messages: Sequence[Message]) -> str:
+    """Stable content hash: the same run read twice (or from two paths) gets the same id."""
+    digest = hashlib.sha256()
+    digest.update(source_format.encode())
+    digest.update(b"\0")
+    digest.update((native_id or "").encode())
+    for m in messages:
+        digest.update(b"\0")
+        digest.update(m.role.encode())
+        digest.update(b"\1")
+        digest.update(m.content.encode("utf-8", errors="surrogatepass"))
+        for c in m.tool_calls:
+            digest.update(f"\2{c.id}\3{c.name}\3{c.arguments}".encode("utf-8", errors="surrogatepass"))
+    return digest.hexdigest()[:20]
+
+
+def content_text(content: Any) -> tuple[str, str | None]:
+    """(text, parts JSON) of an OpenAI/Anthropic content value: a string or a list of parts.
+
+    Text parts are joined with newlines; the original list is kept as JSON so that replay can
+    send exactly what the model saw.
+    """
+    if content is None:
+        return "", None
+    if isinstance(content, str):
+        return content, None
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif isinstance(part, str):
+                texts.append(part)
+        return "\n".join(texts), canonical_json(content)
+    return str(content), canonical_json(content)
+
+
+def quarantine(source: Source, index: int | None, fmt: str | None, error: InputError) -> QuarantineRecord:
+    """A quarantine row for an input error."""
+    return QuarantineRecord(
+        source_path=source.name,
+        record_index=index,
+        source_format=fmt,
+        error_kind=error.kind,
+        message=str(error),
+    )

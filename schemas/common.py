@@ -1,0 +1,57 @@
+"""Conversions between typed records (dataclasses) and Arrow tables."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+import pyarrow as pa
+
+from schemas import SCHEMA_VERSION
+
+T = TypeVar("T")
+
+
+def with_version(schema: pa.Schema, table: str) -> pa.Schema:
+    """Stamp a schema with its table name and version so files are self-describing."""
+    return schema.with_metadata(
+        {b"nap_builder.table": table.encode(), b"nap_builder.schema_version": SCHEMA_VERSION.encode()}
+    )
+
+
+def to_row(record: Any) -> dict[str, Any]:
+    """A record as a plain dict (nested dataclasses become dicts)."""
+    return dataclasses.asdict(record)
+
+
+def to_table(records: Iterable[Any], schema: pa.Schema) -> pa.Table:
+    """Build an Arrow table with the declared schema; a missing or extra field is an error."""
+    rows = [to_row(r) for r in records]
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def from_row(cls: type[T], row: Mapping[str, Any]) -> T:
+    """Rebuild a (possibly nested) record from a row read back from Arrow."""
+    kwargs: dict[str, Any] = {}
+    hints = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for name, field in hints.items():
+        value = row.get(name)
+        sub = _record_type(field)
+        if sub is not None and value is not None:
+            if isinstance(value, list):
+                value = [from_row(sub, v) for v in value]
+            else:
+                value = from_row(sub, value)
+        kwargs[name] = value
+    return cls(**kwargs)
+
+
+def _record_type(field: dataclasses.Field[Any]) -> type | None:
+    meta = field.metadata.get("record")
+    return meta if isinstance(meta, type) else None
+
+
+def nested(record_type: type, **kwargs: Any) -> Any:
+    """A dataclass field holding a nested record (or list of them), known to `from_row`."""
+    return dataclasses.field(metadata={"record": record_type}, **kwargs)
