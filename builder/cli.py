@@ -1,0 +1,116 @@
+"""Command-line entry points: ingest, inspect, run, publish."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from builder.errors import NapError
+
+log = logging.getLogger("nap_builder")
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from builder.ingest import InputSpec, format_summary, run_ingest
+    from builder.steps import EligibilityRules
+
+    specs = [InputSpec(p, args.format) for p in args.paths]
+    rules = EligibilityRules(min_tokens=args.min_tokens, require_focus=args.require_focus)
+    summary = run_ingest(specs, Path(args.out), rules=rules, workers=args.workers)
+    print(format_summary(summary))
+    total = summary.total
+    if total.trajectories == 0:
+        print("error: no valid trajectory found in the inputs", file=sys.stderr)
+        return 1
+    if args.strict and total.quarantined:
+        print(f"error: {total.quarantined} input(s) quarantined (--strict)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from builder.inspect import render_trajectory
+
+    print(render_trajectory(Path(args.dir), args.trajectory, head_lines=args.lines))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from builder.config import load_config
+    from builder.runner.run import run_pipeline
+
+    config = load_config(Path(args.config), args.set or [])
+    result = run_pipeline(config, config_path=Path(args.config))
+    print(result.summary_text())
+    return result.exit_code
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from builder.publish.command import publish
+
+    return publish(
+        Path(args.out), to=args.to, repo=args.repo, private=args.private, dry_run=args.dry_run
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nap-builder",
+        description="Build next-action-preserving observation-compression datasets "
+        "from coding-agent trajectories.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ingest = sub.add_parser("ingest", help="trajectory files → trajectories/steps/quarantine")
+    ingest.add_argument("paths", nargs="+", help="files, directories, globs or Hub dataset ids")
+    ingest.add_argument("--out", required=True, help="output directory")
+    ingest.add_argument("--format", help="force a format instead of auto-detection")
+    ingest.add_argument("--strict", action="store_true", help="exit 1 if anything is quarantined")
+    ingest.add_argument("--min-tokens", type=int, default=256, help="eligibility threshold")
+    ingest.add_argument("--require-focus", action="store_true", help="only steps with a CFQ")
+    ingest.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
+    ingest.set_defaults(func=_ingest)
+
+    inspect = sub.add_parser("inspect", help="print one trajectory step by step")
+    inspect.add_argument("dir", help="an ingest or run output directory")
+    inspect.add_argument("--trajectory", required=True, help="trajectory id (or a prefix)")
+    inspect.add_argument("--lines", type=int, default=5, help="observation lines to show")
+    inspect.set_defaults(func=_inspect)
+
+    run = sub.add_parser("run", help="run a pipeline config end to end (resumable)")
+    run.add_argument("config", help="pipelines/*.yaml")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key")
+    run.set_defaults(func=_run)
+
+    publish = sub.add_parser("publish", help="lay out (and upload) a Hugging Face dataset")
+    publish.add_argument("out", help="a run output directory")
+    target = publish.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to", help="write the dataset folder here")
+    target.add_argument("--repo", help="upload to this Hub dataset repo (ORG/NAME)")
+    publish.add_argument("--private", action="store_true", help="create the repo private")
+    publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    publish.set_defaults(func=_publish)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args))
+    except NapError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

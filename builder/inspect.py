@@ -1,0 +1,51 @@
+"""Human-readable view of one trajectory's steps from an output directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from builder.errors import InputError
+
+
+def render_trajectory(out_dir: Path, trajectory: str, *, head_lines: int = 5) -> str:
+    """Each step: action, observation head and eligibility (reason when not eligible)."""
+    steps_dir = out_dir / "steps"
+    if not any(steps_dir.glob("*.parquet")):
+        raise InputError(f"{steps_dir}: no steps table here; run `nap-builder ingest` first")
+    steps = (
+        pl.scan_parquet(steps_dir / "*.parquet")
+        .filter(pl.col("trajectory_id").str.starts_with(trajectory))
+        .sort("trajectory_id", "step_index")
+        .collect()
+    )
+    if steps.height == 0:
+        raise InputError(f"no trajectory with id starting {trajectory!r} in {out_dir}")
+    ids = steps["trajectory_id"].unique().to_list()
+    if len(ids) > 1:
+        raise InputError(f"{trajectory!r} matches {len(ids)} trajectories; give more characters")
+    lines = [f"trajectory {ids[0]}  ({steps.height} steps, {steps['eligible'].sum()} eligible)"]
+    for row in steps.iter_rows(named=True):
+        action = row["action"] or {}
+        shown = action.get("command") or f"{action.get('tool')} {action.get('arguments')}"
+        verdict = "eligible" if row["eligible"] else f"not eligible: {row['ineligible_reason']}"
+        lines.append("")
+        lines.append(
+            f"step {row['step_index']}  [{verdict}]  obs tokens={row['observation_tokens']} "
+            f"numbered={row['observation_numbered_tokens']} prefix={row['prefix_tokens']}"
+        )
+        lines.append(f"  action: {_one_line(shown)}")
+        if row["focus_question"]:
+            lines.append(f"  focus: {row['focus_question']}")
+        observation = row["observation"].split("\n")
+        for text in observation[:head_lines]:
+            lines.append(f"  | {text[:160]}")
+        if len(observation) > head_lines:
+            lines.append(f"  | ... ({len(observation) - head_lines} more lines)")
+    return "\n".join(lines)
+
+
+def _one_line(text: str | None, limit: int = 200) -> str:
+    flat = " ⏎ ".join((text or "").splitlines())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,121 @@
+"""`LLMClient`: cache, limits, retries, budget and usage around any `ChatProvider`.
+
+Stages call `await client.complete(request, stage="teacher")` and nothing else; providers only
+talk to their endpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from builder.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
+from builder.llm.cache import RequestCache, key_for
+from builder.llm.limits import EndpointLimits, RetryPolicy
+from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
+from builder.llm.usage import Budget, PriceTable, StageUsage, UsageLedger
+
+log = logging.getLogger(__name__)
+
+DEFAULT_COMPLETION_ESTIMATE = 256  # tokens per sample assumed when max_tokens is not set
+
+
+def estimate_tokens(request: ChatRequest) -> int:
+    """A cheap upper-ish estimate for the TPM limiter (4 characters per token)."""
+    prompt = sum(len(m.content) + len(m.content_parts or "") for m in request.messages) // 4
+    return prompt + request.n * (request.max_tokens or DEFAULT_COMPLETION_ESTIMATE)
+
+
+class LLMClient:
+    """One endpoint's client. `usage` holds per-stage totals; `budget` may be shared by clients."""
+
+    def __init__(
+        self,
+        provider: ChatProvider,
+        *,
+        cache: RequestCache | None = None,
+        limits: EndpointLimits | None = None,
+        retry: RetryPolicy | None = None,
+        prices: PriceTable | None = None,
+        budget: Budget | None = None,
+        usage: UsageLedger | None = None,
+    ) -> None:
+        self.provider = provider
+        self.cache = cache
+        self.limits = limits or EndpointLimits()
+        self.retry = retry or RetryPolicy()
+        self.prices = prices
+        self.budget = budget
+        self.usage = usage or UsageLedger()
+        if budget is not None and budget.max_usd is not None:
+            if prices is None or prices.get(provider.model) is None:
+                raise ConfigError(
+                    f"budget.max_usd is set but model {provider.model!r} has no price; add it "
+                    "to the price table (input / cached_input / output USD per million tokens)"
+                )
+
+    async def complete(self, request: ChatRequest, *, stage: str) -> ChatResponse:
+        """Exactly `request.n` completions, from the cache or the endpoint.
+
+        Raises `PermanentLLMError` (fix the request or config), `TransientLLMError` after the
+        last retry, or `BudgetExceededError` before sending new work once the budget is spent.
+        """
+        stats = self.usage.stage(stage)
+        key = key_for(self.provider, request) if self.cache is not None else None
+        if self.cache is not None and key is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                stats.cache_hits += 1
+                return cached
+            stats.cache_misses += 1
+        try:
+            if self.budget is not None:
+                self.budget.check()
+            response = await self._send(request, stats)
+        except LLMError as exc:
+            stats.errors[exc.kind] += 1
+            raise
+        cost = self._cost(response)
+        stats.add_usage(response.usage, cost)
+        if self.budget is not None:
+            self.budget.spend(response.usage, cost)
+        if self.cache is not None and key is not None:
+            self.cache.put(key, response)
+        return dataclasses.replace(response, cost_usd=cost, cached=False)
+
+    def _cost(self, response: ChatResponse) -> float:
+        if self.prices is None:
+            return 0.0
+        return self.prices.cost(self.provider.model, response.usage)
+
+    async def _send(self, request: ChatRequest, stats: StageUsage) -> ChatResponse:
+        """Send with retries; the in-flight slot is released while backing off."""
+        estimate = estimate_tokens(request)
+        for attempt in range(1, self.retry.max_attempts + 1):
+            await self.limits.acquire(estimate)
+            actual: int | None = None
+            try:
+                response = await self.provider.complete(request)
+                actual = response.usage.prompt_tokens + response.usage.completion_tokens
+            except TransientLLMError as exc:
+                if attempt == self.retry.max_attempts:
+                    raise
+                stats.errors[exc.kind] += 1
+                delay = self.retry.delay(attempt, exc.retry_after)
+                log.warning(
+                    "%s %s: %s; retry %d/%d in %.2fs",
+                    self.provider.provider, self.provider.model, exc, attempt,
+                    self.retry.max_attempts - 1, delay,
+                )
+            else:
+                if len(response.completions) != request.n:
+                    raise PermanentLLMError(
+                        f"{self.provider.provider} returned {len(response.completions)} "
+                        f"completions for n={request.n}; this is a provider adapter bug"
+                    )
+                return response
+            finally:
+                self.limits.release(estimate, actual)
+            await self.retry.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+

@@ -1,0 +1,137 @@
+"""Politeness towards one endpoint: in-flight bound, request and token rate limits, retry policy.
+
+Clocks and sleeps are injectable so that spacing and backoff can be tested logically, without
+wall-clock assertions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class RateLimiter:
+    """Token bucket refilled at `per_minute / 60` per second, holding at most `burst`.
+
+    `acquire(amount)` waits until the bucket holds `min(amount, burst)`, then takes `amount`
+    (the level may go negative, so a request larger than the burst still goes, and the debt
+    delays the next ones: the long-run rate is exact). Waiters are served in arrival order.
+    """
+
+    def __init__(
+        self,
+        per_minute: float,
+        *,
+        burst: float | None = None,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        if per_minute <= 0:
+            raise ValueError("per_minute must be positive")
+        self.rate = per_minute / 60.0
+        self.burst = burst if burst is not None else max(1.0, self.rate)
+        self._clock = clock
+        self._sleep = sleep
+        self._level = self.burst
+        self._stamp = clock()
+        self._lock: asyncio.Lock | None = None
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._level = min(self.burst, self._level + (now - self._stamp) * self.rate)
+        self._stamp = now
+
+    async def acquire(self, amount: float = 1.0) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            need = min(amount, self.burst)
+            self._refill()
+            while self._level < need:
+                await self._sleep((need - self._level) / self.rate)
+                self._refill()
+            self._level -= amount
+
+    def adjust(self, amount: float) -> None:
+        """Correct an estimate after the fact: positive takes more, negative gives back."""
+        self._refill()
+        self._level = min(self.burst, self._level - amount)
+
+
+@dataclass
+class EndpointLimits:
+    """Runtime limits of one endpoint. Share one instance between clients of the same endpoint.
+
+    `max_in_flight` bounds concurrent requests; `rpm` / `tpm` are requests and tokens per
+    minute (None: unlimited). Tokens are estimated before a request and corrected after.
+    """
+
+    max_in_flight: int = 16
+    rpm: float | None = None
+    tpm: float | None = None
+    clock: Clock = time.monotonic
+    sleep: Sleep = asyncio.sleep
+    in_flight: int = field(default=0, init=False)
+    peak_in_flight: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self._slots: asyncio.Semaphore | None = None
+        self.requests = self._limiter(self.rpm, None)
+        # a minute's worth of tokens may burst, as providers measure TPM over a minute
+        self.tokens = self._limiter(self.tpm, self.tpm)
+
+    def _limiter(self, per_minute: float | None, burst: float | None) -> RateLimiter | None:
+        if per_minute is None:
+            return None
+        return RateLimiter(per_minute, burst=burst, clock=self.clock, sleep=self.sleep)
+
+    async def acquire(self, estimated_tokens: int) -> None:
+        """Wait for a slot, then for the request and token budgets of the rate limits."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_in_flight)
+        await self._slots.acquire()
+        try:
+            if self.requests is not None:
+                await self.requests.acquire(1)
+            if self.tokens is not None:
+                await self.tokens.acquire(estimated_tokens)
+        except BaseException:
+            self._slots.release()
+            raise
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def release(self, estimated_tokens: int, actual_tokens: int | None) -> None:
+        """Free the slot and correct the token estimate with what the server reported."""
+        self.in_flight -= 1
+        assert self._slots is not None
+        self._slots.release()
+        if self.tokens is not None and actual_tokens is not None:
+            self.tokens.adjust(actual_tokens - estimated_tokens)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter; a server's `Retry-After` wins when it gives one."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 0.5
+    max_delay_s: float = 60.0
+    jitter: float = 0.5  # fraction of the delay drawn at random (0: none, 1: full jitter)
+    sleep: Sleep = asyncio.sleep
+    random: Callable[[], float] = random.random
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        if retry_after is not None:
+            return max(0.0, retry_after)
+        backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+        return backoff * (1.0 - self.jitter * self.random())

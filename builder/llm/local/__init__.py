@@ -1,0 +1,7 @@
+"""The embedded Gemma 3 270M model, in-process (`LocalProvider`) or behind a managed
+llama.cpp server on 127.0.0.1 (`ManagedLlamaServer`) that the OpenAI provider talks to."""
+
+from builder.llm.local.inprocess import LocalProvider
+from builder.llm.local.server import ManagedLlamaServer
+
+__all__ = ["LocalProvider", "ManagedLlamaServer"]

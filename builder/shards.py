@@ -1,0 +1,78 @@
+"""Atomic, size-bounded Parquet shard writing: the only place tables touch the disk."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas.common import to_table
+
+FLUSH_BYTES = 48 * 1024 * 1024
+
+
+def approx_size(value: Any) -> int:
+    """A cheap estimate of a record's in-memory text size, to bound buffers."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        return sum(approx_size(v) for v in value) + 8
+    if dataclasses.is_dataclass(value):
+        return sum(approx_size(getattr(value, f.name)) for f in dataclasses.fields(value)) + 16
+    return 8
+
+
+def write_table_atomic(table: pa.Table, path: Path) -> None:
+    """Write a Parquet file so that readers see all of it or nothing (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+class ShardWriter:
+    """Buffers records of one table and writes `<prefix>-NNNN.parquet` parts atomically."""
+
+    def __init__(
+        self, directory: Path, schema: pa.Schema, prefix: str, flush_bytes: int = FLUSH_BYTES
+    ) -> None:
+        self.directory = directory
+        self.schema = schema
+        self.prefix = prefix
+        self.flush_bytes = flush_bytes
+        self.paths: list[Path] = []
+        self.rows = 0
+        self._buffer: list[Any] = []
+        self._size = 0
+
+    def add(self, record: Any) -> None:
+        self._buffer.append(record)
+        self._size += approx_size(record)
+        if self._size >= self.flush_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._buffer:
+            return
+        path = self.directory / f"{self.prefix}-{len(self.paths):04d}.parquet"
+        write_table_atomic(to_table(self._buffer, self.schema), path)
+        self.paths.append(path)
+        self.rows += len(self._buffer)
+        self._buffer, self._size = [], 0
+
+    def __enter__(self) -> ShardWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.flush()

@@ -1,0 +1,184 @@
+"""Trajectory → steps: pair each observation with the action before it and the one after, and
+decide whether it is eligible for compression (and why not).
+
+Step rule: for each non-demo assistant message, its observations are the `tool` messages that
+follow it (when it made tool calls) or else the next message when that is a `user` message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+
+from builder.actions.bashparse import parses
+from builder.formats.base import FormatAdapter
+from builder.observation import looks_binary, number_lines
+from builder.tokens import count_tokens
+from schemas.steps import Action, StepRecord
+from schemas.trajectories import Message, TrajectoryRecord
+
+FOCUS_KEYS = ("context_focus_question", "focus_question", "cfq")
+
+
+@dataclass(frozen=True)
+class EligibilityRules:
+    """When an observation is worth compressing (DESIGN.md: 256 tokens for training data)."""
+
+    min_tokens: int = 256
+    require_focus: bool = False
+    max_observation_chars: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class _Turn:
+    action_index: int
+    actions: list[Action]
+    observation_indices: list[int]
+
+
+def observation_indices(messages: Sequence[Message], index: int) -> list[int]:
+    """Indices of the observations answering the assistant message at `index`."""
+    message = messages[index]
+    if message.tool_calls:
+        found = []
+        for j in range(index + 1, len(messages)):
+            if messages[j].role == "assistant":
+                break
+            if messages[j].role == "tool":
+                found.append(j)
+        return found
+    following = index + 1
+    if following < len(messages) and messages[following].role == "user":
+        return [following]
+    return []
+
+
+def _turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> list[_Turn]:
+    turns = []
+    for i, message in enumerate(traj.messages):
+        if message.role != "assistant" or message.is_demo:
+            continue
+        turns.append(_Turn(i, adapter.parse_action(message), observation_indices(traj.messages, i)))
+    return turns
+
+
+def focus_question(action: Action | None) -> str | None:
+    """The context-focus question the agent attached to its call, when the harness logs one."""
+    if action is None:
+        return None
+    try:
+        arguments = json.loads(action.arguments)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(arguments, dict):
+        return None
+    for key in FOCUS_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def message_tokens(message: Message) -> int:
+    """cl100k tokens of what a message contributes to the context (content and tool calls)."""
+    total = count_tokens(message.content) if message.content else 0
+    for call in message.tool_calls:
+        total += count_tokens(call.name) + count_tokens(call.arguments)
+    return total
+
+
+def build_steps(
+    traj: TrajectoryRecord, adapter: FormatAdapter, rules: EligibilityRules
+) -> Iterator[StepRecord]:
+    """One StepRecord per observation of the trajectory, in message order."""
+    turns = _turns(traj, adapter)
+    if not turns:
+        return
+    prefix = [0, *accumulate(message_tokens(m) for m in traj.messages)]
+    step_index = 0
+    for position, turn in enumerate(turns):
+        following = turns[position + 1] if position + 1 < len(turns) else None
+        next_action = following.actions[0] if following and following.actions else None
+        action = turn.actions[0] if turn.actions else None
+        thought = traj.messages[turn.action_index].content or None
+        for obs_index in turn.observation_indices:
+            _, payload, _ = adapter.split_observation(traj.messages[obs_index])
+            yield _step(
+                traj, step_index, turn, obs_index, action, thought, payload, next_action,
+                prefix[obs_index], rules,
+            )
+            step_index += 1
+
+
+def _step(
+    traj: TrajectoryRecord,
+    step_index: int,
+    turn: _Turn,
+    obs_index: int,
+    action: Action | None,
+    thought: str | None,
+    payload: str,
+    next_action: Action | None,
+    prefix_tokens: int,
+    rules: EligibilityRules,
+) -> StepRecord:
+    oversized = len(payload) > rules.max_observation_chars
+    raw_tokens = numbered_tokens = None
+    if not oversized:
+        raw_tokens = count_tokens(payload)
+        numbered_tokens = count_tokens(number_lines(payload))
+    focus = focus_question(action)
+    reason = ineligible_reason(
+        turn.actions, payload, next_action, numbered_tokens, focus, oversized, rules
+    )
+    return StepRecord(
+        trajectory_id=traj.trajectory_id,
+        step_index=step_index,
+        action_message_index=turn.action_index,
+        observation_message_index=obs_index,
+        source_format=traj.source_format,
+        harness=traj.harness,
+        action=action,
+        num_actions=len(turn.actions),
+        thought=thought,
+        observation=payload,
+        next_action=next_action,
+        focus_question=focus,
+        observation_tokens=raw_tokens,
+        observation_numbered_tokens=numbered_tokens,
+        prefix_tokens=prefix_tokens,
+        eligible=reason is None,
+        ineligible_reason=reason,
+    )
+
+
+def ineligible_reason(
+    actions: Sequence[Action],
+    payload: str,
+    next_action: Action | None,
+    numbered_tokens: int | None,
+    focus: str | None,
+    oversized: bool,
+    rules: EligibilityRules,
+) -> str | None:
+    """Why a step cannot be compressed, or None when it can (checked in this order)."""
+    if not actions:
+        return "no_action"
+    if len(actions) > 1:
+        return "multiple_actions"
+    command = actions[0].command
+    if command is not None and not parses(command):
+        return "unparseable_command"
+    if oversized:
+        return "observation_too_large"
+    if looks_binary(payload):
+        return "binary_observation"
+    if next_action is None:
+        return "last_step"
+    if numbered_tokens is None or numbered_tokens < rules.min_tokens:
+        return "below_threshold"
+    if rules.require_focus and not focus:
+        return "no_focus"
+    return None

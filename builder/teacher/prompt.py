@@ -1,0 +1,98 @@
+"""The compressor (teacher) prompt: versioned system prompt, user prompt and request.
+
+Input follows the reference method: task goal, focus question, executed command and the
+line-numbered output; no history. Bump `PROMPT_VERSION` whenever any text here changes, since
+it is stored with every candidate and supervision row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builder.llm.protocol import ChatRequest
+from builder.observation import number_lines
+from schemas.trajectories import Message
+
+PROMPT_VERSION = "coact-v1"
+DEFAULT_K = 8
+DEFAULT_TEMPERATURE = 1.0
+DEFAULT_MAX_TOKENS = 1024
+NO_FOCUS = "(none given: keep what the agent most likely needs for its next step)"
+
+SYSTEM_PROMPT = """\
+You compress the output of a command for a coding agent. The agent ran the command while \
+working on a task and will read your version instead of the full output. Keep exactly what the \
+agent needs to choose its next action correctly; remove what it does not need.
+
+Answer with exactly one JSON object and nothing else, in one of three forms:
+
+1. {"type": "unchanged"}
+   Keep the output as it is. Use this when it is short, when every line matters (for example \
+a file the agent is about to edit), or when you are unsure.
+
+2. {"type": "plain", "content": "..."}
+   Replace the whole output with a short summary. Use this for logs, listings, progress \
+output or passing test runs, where the agent only needs the gist. Keep exact names, paths, \
+numbers and error messages the agent may need.
+
+3. {"type": "code", "content": ["N-M: summary", ...]}
+   Omit line ranges; every other line is kept verbatim. Output lines are numbered "N> "; \
+"N-M" is an inclusive range of those numbers ("N: summary" for a single line). Ranges must be \
+sorted and must not overlap. The agent sees each omitted range as \
+"(compressed K lines: summary)", so say briefly what was there. Use this for source code, \
+diffs and test failures: keep the lines that matter for the task and the focus question, omit \
+the rest.
+
+Never omit what the agent must act on: error messages, tracebacks, failing test names, the \
+code around the place it will edit, line numbers it will refer to. The result must be shorter \
+than the original output."""
+
+COMPRESSOR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "type": {"type": "string", "enum": ["unchanged", "plain", "code"]},
+        "content": {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}},
+            ]
+        },
+    },
+    "required": ["type"],
+    "additionalProperties": False,
+}
+
+
+def build_prompt(task: str, focus: str | None, command: str, observation: str) -> tuple[str, str]:
+    """(system, user) prompts for compressing `observation`, the output of `command`."""
+    numbered = number_lines(observation)
+    lines = observation.count("\n") + 1
+    user = (
+        f"<task>\n{task.strip()}\n</task>\n\n"
+        f"<focus_question>{(focus or '').strip() or NO_FOCUS}</focus_question>\n\n"
+        f"<command>\n{command.strip()}\n</command>\n\n"
+        f'<output lines="{lines}">\n{numbered}\n</output>\n\n'
+        "Answer with one JSON object."
+    )
+    return SYSTEM_PROMPT, user
+
+
+def teacher_request(
+    system: str,
+    user: str,
+    *,
+    n: int = DEFAULT_K,
+    temperature: float = DEFAULT_TEMPERATURE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    seed: int | None = None,
+    structured: bool = True,
+) -> ChatRequest:
+    """The K-sample teacher request; `structured` asks for JSON matching `COMPRESSOR_SCHEMA`."""
+    return ChatRequest(
+        messages=(Message("system", system), Message("user", user)),
+        n=n,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        json_schema=COMPRESSOR_SCHEMA if structured else None,
+    )
