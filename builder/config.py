@@ -88,12 +88,20 @@ class EndpointConfig(_Model):
     )
     api_key_env: str | None = Field(
         None,
-        pattern=_ENV_NAME,
         description="Name of the environment variable holding the API key (never the key itself); "
         "null means the provider's usual variable (OPENAI_API_KEY, ANTHROPIC_API_KEY).",
     )
     temperature: float = Field(1.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(1024, ge=1, description="Maximum new tokens per completion.")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(_ENV_NAME, value):
+            raise ValueError(
+                "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), never the key"
+            )
+        return value
 
 
 class TeacherConfig(EndpointConfig):
@@ -473,7 +481,9 @@ def _descend(node: Any, part: str, parts: list[str]) -> Any:
 def _list_index(node: list[Any], part: str, parts: list[str]) -> int:
     index = int(part)
     if index >= len(node):
-        raise ConfigError(f"--set {'.'.join(parts)}: index {index} out of range ({len(node)} items)")
+        raise ConfigError(
+            f"--set {'.'.join(parts)}: index {index} out of range ({len(node)} items)"
+        )
     return index
 
 

@@ -8,7 +8,9 @@ from typing import Literal
 Aggregate = Literal["mean_top_k", "max", "mean"]
 
 
-def aggregate(similarities: Sequence[float], how: Aggregate = "mean_top_k", top_k: int = 3) -> float:
+def aggregate(
+    similarities: Sequence[float], how: Aggregate = "mean_top_k", top_k: int = 3
+) -> float:
     """One score from the similarities to each reference action (0.0 when there are none)."""
     if not similarities:
         return 0.0

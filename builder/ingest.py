@@ -11,7 +11,6 @@ import glob
 import logging
 import multiprocessing
 import os
-
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -140,7 +139,9 @@ def load_source(
     """(format name, adapter, records) for one source; whole-source errors become quarantine."""
     try:
         if source.options.get("missing"):
-            raise InputError(f"{source.name}: no such file, directory or Hub dataset", kind="missing")
+            raise InputError(
+                f"{source.name}: no such file, directory or Hub dataset", kind="missing"
+            )
         if source.is_file and source.path.stat().st_size == 0:
             raise InputError(f"{source.name}: empty file", kind="empty")
         adapter = get_adapter(forced) if forced else detect(source)
@@ -151,7 +152,9 @@ def load_source(
     return adapter.name, adapter, _guarded(source, adapter)
 
 
-def _guarded(source: Source, adapter: FormatAdapter) -> Iterator[TrajectoryRecord | QuarantineRecord]:
+def _guarded(
+    source: Source, adapter: FormatAdapter
+) -> Iterator[TrajectoryRecord | QuarantineRecord]:
     """The adapter's records; an error escaping it quarantines the rest of the source."""
     try:
         yield from adapter.load(source)
@@ -184,7 +187,12 @@ def process_task(
             summary.bytes_read += _size(source) if source.is_file else 0
             for record in records:
                 if isinstance(record, QuarantineRecord):
-                    log.warning("quarantined %s [%s]: %s", record.source_path, record.error_kind, record.message)
+                    log.warning(
+                        "quarantined %s [%s]: %s",
+                        record.source_path,
+                        record.error_kind,
+                        record.message,
+                    )
                     summary.counts(record.source_format or fmt).quarantined += 1
                     quarantined.add(record)
                     continue
@@ -197,7 +205,10 @@ def process_task(
                     steps.add(step)
                     if step.ineligible_reason == "observation_too_large":
                         big = QuarantineRecord(
-                            record.source_path, record.record_index, fmt, "oversized_observation",
+                            record.source_path,
+                            record.record_index,
+                            fmt,
+                            "oversized_observation",
                             f"{record.source_path} record {record.record_index}: observation of step "
                             f"{step.step_index} has {len(step.observation):,} characters "
                             f"(limit {rules.max_observation_chars:,}); step kept, not eligible",
@@ -239,13 +250,15 @@ def run_ingest(
 
 def format_summary(summary: IngestSummary) -> str:
     """The per-format table the CLI prints."""
-    header = f"{'format':<20} {'files':>7} {'trajectories':>12} {'steps':>8} {'eligible':>8} {'quarantined':>11}"
+    header = (
+        f"{'format':<20} {'files':>7} {'trajectories':>12} {'steps':>8} {'eligible':>8} "
+        f"{'quarantined':>11}"
+    )
     lines = [header, "-" * len(header)]
-    rows = sorted(summary.by_format.items()) + [("TOTAL", summary.total)]
+    rows = [*sorted(summary.by_format.items()), ("TOTAL", summary.total)]
     for name, c in rows:
         lines.append(
-            f"{name:<20} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} {c.quarantined:>11}"
+            f"{name:<20} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} "
+            f"{c.quarantined:>11}"
         )
     return "\n".join(lines)
-
-

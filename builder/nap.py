@@ -28,7 +28,6 @@ from schemas.steps import Action, StepRecord
 from schemas.supervision import SupervisionRecord
 from schemas.trajectories import TrajectoryRecord
 
-
 Similarity = Callable[[Action, Action], float]
 
 
@@ -91,30 +90,49 @@ def _command_text(action: Action | None) -> str:
     return action.command if action.command is not None else f"{action.tool} {action.arguments}"
 
 
+def compressor_prompt(job: StepJob) -> tuple[str, str]:
+    """(system, user) prompt of the compressor for this step's observation."""
+    return build_prompt(
+        job.traj.task or "",
+        job.step.focus_question,
+        _command_text(job.step.action),
+        job.step.observation,
+    )
+
+
 async def teacher_candidates(
     job: StepJob, teacher: Completer, settings: NapSettings
 ) -> list[CandidateRecord]:
-    system, user = build_prompt(
-        job.traj.task or "", job.step.focus_question, _command_text(job.step.action),
-        job.step.observation,
-    )
+    system, user = compressor_prompt(job)
     replies: list[str] = []
     if settings.teacher_samples > 0:
         request = teacher_request(
-            system, user, n=settings.teacher_samples, temperature=settings.teacher_temperature,
-            max_tokens=settings.teacher_max_tokens, seed=settings.seed,
+            system,
+            user,
+            n=settings.teacher_samples,
+            temperature=settings.teacher_temperature,
+            max_tokens=settings.teacher_max_tokens,
+            seed=settings.seed,
             structured=settings.teacher_structured,
         )
         response = await teacher.complete(request, stage="teacher")
         replies = [c.text for c in response.completions]
     return build_candidates(
-        job.step, replies, settings.rules, teacher_model=teacher.provider.model,
+        job.step,
+        replies,
+        settings.rules,
+        teacher_model=teacher.provider.model,
         prompt_version=PROMPT_VERSION,
     )
 
 
 def _agent_request(
-    job: StepJob, rendered: str | None, *, n: int, temperature: float, seed: int,
+    job: StepJob,
+    rendered: str | None,
+    *,
+    n: int,
+    temperature: float,
+    seed: int,
     settings: NapSettings,
 ) -> ChatRequest:
     return ChatRequest(
@@ -129,8 +147,14 @@ def _agent_request(
 
 
 async def sample_actions(
-    job: StepJob, agent: Completer, rendered: str | None, *, n: int, temperature: float,
-    stage: str, settings: NapSettings,
+    job: StepJob,
+    agent: Completer,
+    rendered: str | None,
+    *,
+    n: int,
+    temperature: float,
+    stage: str,
+    settings: NapSettings,
 ) -> list[tuple[str | None, Action | None, int]]:
     """n agent replies with their parsed actions; format errors are re-asked (new seed,
     temperature ≥ 0.3 since a greedy retry would repeat itself) up to `format_retries` times."""
@@ -141,8 +165,12 @@ async def sample_actions(
             break
         temp = temperature if attempt == 0 else max(temperature, 0.3)
         request = _agent_request(
-            job, rendered, n=len(missing), temperature=temp,
-            seed=settings.seed + 1000 * attempt, settings=settings,
+            job,
+            rendered,
+            n=len(missing),
+            temperature=temp,
+            seed=settings.seed + 1000 * attempt,
+            settings=settings,
         )
         response = await agent.complete(request, stage=stage)
         still = []
@@ -161,15 +189,30 @@ async def references_for(
     logged = without_focus(job.step.next_action) if job.step.next_action else None
     base = (job.step.trajectory_id, job.step.step_index)
     if settings.reference_mode == "logged":
-        return [ReferenceRecord(*base, 0, "logged", None, None, logged, logged is None, 0,
-                                1.0 if logged else None)]
+        return [
+            ReferenceRecord(
+                *base, 0, "logged", None, None, logged, logged is None, 0, 1.0 if logged else None
+            )
+        ]
     sampled = await sample_actions(
-        job, agent, None, n=settings.reference_samples,
-        temperature=settings.reference_temperature, stage="references", settings=settings,
+        job,
+        agent,
+        None,
+        n=settings.reference_samples,
+        temperature=settings.reference_temperature,
+        stage="references",
+        settings=settings,
     )
     return [
         ReferenceRecord(
-            *base, i, "sampled", agent.provider.model, reply, action, action is None, attempts,
+            *base,
+            i,
+            "sampled",
+            agent.provider.model,
+            reply,
+            action,
+            action is None,
+            attempts,
             similarity(action, logged) if action is not None and logged is not None else None,
         )
         for i, (reply, action, attempts) in enumerate(sampled)
@@ -177,8 +220,12 @@ async def references_for(
 
 
 async def judge(
-    job: StepJob, agent: Completer, order: Sequence[CandidateRecord],
-    references: Sequence[Action], settings: NapSettings, similarity: Similarity,
+    job: StepJob,
+    agent: Completer,
+    order: Sequence[CandidateRecord],
+    references: Sequence[Action],
+    settings: NapSettings,
+    similarity: Similarity,
 ) -> tuple[list[JudgementRecord], int]:
     """Judge candidates shortest-first in waves of the passes still needed, stopping once
     `max_per_step` have passed (all of them when `exhaustive`). Returns rows and requests sent."""
@@ -192,8 +239,13 @@ async def judge(
         outcomes = await asyncio.gather(
             *(
                 sample_actions(
-                    job, agent, c.rendered, n=1, temperature=settings.agent_temperature,
-                    stage="judgements", settings=settings,
+                    job,
+                    agent,
+                    c.rendered,
+                    n=1,
+                    temperature=settings.agent_temperature,
+                    stage="judgements",
+                    settings=settings,
                 )
                 for c in wave
             )
@@ -205,17 +257,32 @@ async def judge(
             score = aggregate(sims, settings.aggregate, settings.top_k)
             ok = action is not None and passes(score, settings.threshold)
             passed += ok
-            rows.append(JudgementRecord(
-                job.step.trajectory_id, job.step.step_index, candidate.candidate_index,
-                position + offset, agent.provider.model, reply, action, action is None, attempts,
-                sims, score, ok, settings.similarity,
-            ))
+            rows.append(
+                JudgementRecord(
+                    job.step.trajectory_id,
+                    job.step.step_index,
+                    candidate.candidate_index,
+                    position + offset,
+                    agent.provider.model,
+                    reply,
+                    action,
+                    action is None,
+                    attempts,
+                    sims,
+                    score,
+                    ok,
+                    settings.similarity,
+                )
+            )
         position += len(wave)
     return rows, requests
 
 
 async def process_step(
-    job: StepJob, teacher: Completer, agent: Completer, settings: NapSettings,
+    job: StepJob,
+    teacher: Completer,
+    agent: Completer,
+    settings: NapSettings,
     similarity: Similarity,
 ) -> StepResult:
     """Everything NAP does for one eligible step; tables rows come back, nothing is written."""
@@ -233,17 +300,28 @@ async def process_step(
     else:
         result.judgements, sent = await judge(job, agent, order, actions, settings, similarity)
         result.agent_requests += sent
+    system, prompt = compressor_prompt(job)
     selection = select(
-        job.step, candidates, result.judgements, max_per_step=settings.max_per_step,
-        fallback=settings.fallback, teacher_model=teacher.provider.model,
-        agent_model=agent.provider.model, prompt_version=PROMPT_VERSION,
-        task=job.traj.task or "", command=_command_text(job.step.action),
+        job.step,
+        candidates,
+        result.judgements,
+        system=system,
+        prompt=prompt,
+        prompt_version=PROMPT_VERSION,
+        max_per_step=settings.max_per_step,
+        fallback=settings.fallback,  # type: ignore[arg-type]
+        agent_model=agent.provider.model,
     )
     result.supervision = list(selection.rows)
-    result.dropped = result.dropped or selection.dropped
+    if not result.supervision:
+        result.dropped = result.dropped or selection.drop_reason
     result.preferences = preference_pairs(
-        job.step, candidates, result.judgements, max_pairs=settings.max_preference_pairs,
-        task=job.traj.task or "", command=_command_text(job.step.action),
+        job.step,
+        candidates,
+        result.judgements,
+        system=system,
+        prompt=prompt,
         prompt_version=PROMPT_VERSION,
+        max_pairs=settings.max_preference_pairs,
     )
     return result

@@ -108,7 +108,10 @@ _ENV_NAME = (
     r"[A-Z0-9_]*(?<![A-Z0-9])(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|TOKEN|API_?KEY|ACCESS_KEY"
     r"|PRIVATE_KEY|SECRET_KEY|CREDENTIALS?|AUTH_KEY)(?![A-Z0-9])[A-Z0-9_]*"
 )
-_CODE_NAME = r"[A-Za-z0-9_.\-]*(?:password|passwd|secret|token|api_?key|access_?key|auth_?key)[A-Za-z0-9_\-]*"
+_CODE_NAME = (
+    r"[A-Za-z0-9_.\-]*(?:password|passwd|secret|token|api_?key|access_?key|auth_?key)"
+    r"[A-Za-z0-9_\-]*"
+)
 
 
 def _own_rules() -> list[Rule]:
@@ -170,15 +173,17 @@ def _own_rules() -> list[Rule]:
         Rule("bearer_token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), group=1),
         Rule(
             "basic_auth_header",
-            re.compile(r"(?i)authorization\\?[\"']?\s*[:=]\s*\\?[\"']?basic\s+([A-Za-z0-9+/]{12,}={0,2})"),
+            re.compile(
+                r"(?i)authorization\\?[\"']?\s*[:=]\s*\\?[\"']?basic\s+([A-Za-z0-9+/]{12,}={0,2})"
+            ),
             group=1,
         ),
-        # `.env` style: an UPPER_CASE name with a secret word, `=`, an unquoted or quoted value.
+        # `.env` / shell style: UPPER_CASE name with a secret word, `=` without spaces, a value.
         Rule(
             "env_secret",
             re.compile(
-                rf"(?:(?<=\\n)|(?<![A-Za-z0-9_]))(?:export\s+)?{_ENV_NAME}\s*=\s*\\?['\"]?"
-                r"([^\s'\"#\\]{6,})"
+                rf"(?:(?<=\\n)|(?<![A-Za-z0-9_]))(?:export\s+)?{_ENV_NAME}=\\?['\"]?"
+                r"([^\s'\"#\\()\[\]{}<>,]{6,})(?=$|[\s'\"#;&|)\\])"
             ),
             group=1,
             check=_secret_value,
@@ -198,7 +203,10 @@ def _own_rules() -> list[Rule]:
 
 
 EMAIL_RULE = Rule(
-    "email", re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b")
+    "email",
+    re.compile(
+        r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"
+    ),
 )
 
 # Token formats first, context rules last: on overlapping matches the earlier rule wins.
@@ -264,7 +272,9 @@ class Scrubber:
 
     def scrub_message(self, message: Message) -> Message:
         """A copy of `message` with content, content parts and tool-call arguments scrubbed."""
-        calls = [dataclasses.replace(c, arguments=self.scrub(c.arguments)) for c in message.tool_calls]
+        calls = [
+            dataclasses.replace(c, arguments=self.scrub(c.arguments)) for c in message.tool_calls
+        ]
         return dataclasses.replace(
             message,
             content=self.scrub(message.content),

@@ -106,8 +106,16 @@ def build_steps(
         for obs_index in turn.observation_indices:
             _, payload, _ = adapter.split_observation(traj.messages[obs_index])
             yield _step(
-                traj, step_index, turn, obs_index, action, thought, payload, next_action,
-                prefix[obs_index], rules,
+                traj,
+                step_index,
+                turn,
+                obs_index,
+                action,
+                thought,
+                payload,
+                next_action,
+                prefix[obs_index],
+                rules,
             )
             step_index += 1
 

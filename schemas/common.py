@@ -16,7 +16,10 @@ T = TypeVar("T")
 def with_version(schema: pa.Schema, table: str) -> pa.Schema:
     """Stamp a schema with its table name and version so files are self-describing."""
     return schema.with_metadata(
-        {b"nap_builder.table": table.encode(), b"nap_builder.schema_version": SCHEMA_VERSION.encode()}
+        {
+            b"nap_builder.table": table.encode(),
+            b"nap_builder.schema_version": SCHEMA_VERSION.encode(),
+        }
     )
 
 
