@@ -1,0 +1,101 @@
+"""Build the teacher and agent clients a pipeline config asks for.
+
+Both roles share one request cache, one budget and one usage ledger; when both use the
+embedded model they share one model (one in-process `Llama` or one managed server).
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from builder.config import EndpointConfig, PipelineConfig
+from builder.llm.anthropic_provider import AnthropicProvider
+from builder.llm.cache import RequestCache
+from builder.llm.client import LLMClient
+from builder.llm.limits import EndpointLimits, RetryPolicy
+from builder.llm.openai_provider import OpenAIProvider
+from builder.llm.protocol import ChatProvider
+from builder.llm.usage import Budget, ModelPrice, PriceTable, UsageLedger
+
+
+@dataclass
+class Clients:
+    teacher: LLMClient
+    agent: LLMClient
+    usage: UsageLedger
+    cache: RequestCache | None
+    budget: Budget
+    _stack: ExitStack = field(default_factory=ExitStack)
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+def _provider(
+    endpoint: EndpointConfig, cfg: PipelineConfig, shared: dict[str, ChatProvider], stack: ExitStack
+) -> ChatProvider:
+    timeout = cfg.limits.timeout_s
+    if endpoint.provider == "local":
+        if "local" not in shared:
+            from builder.llm.local.inprocess import LocalProvider
+
+            shared["local"] = LocalProvider(model=endpoint.model)
+        return shared["local"]
+    if endpoint.provider == "local-server" and endpoint.base_url is None:
+        if "local-server" not in shared:
+            from builder.llm.local.server import ManagedLlamaServer
+
+            server = stack.enter_context(ManagedLlamaServer(model=endpoint.model))
+            shared["local-server"] = OpenAIProvider(
+                server.model, base_url=server.base_url, timeout=timeout
+            )
+        return shared["local-server"]
+    if endpoint.provider == "anthropic":
+        key_env = endpoint.api_key_env or "ANTHROPIC_API_KEY"
+        return AnthropicProvider(
+            endpoint.model, base_url=endpoint.base_url, timeout=timeout, api_key_env=key_env
+        )
+    key_env = endpoint.api_key_env or "OPENAI_API_KEY"
+    return OpenAIProvider(
+        endpoint.model, base_url=endpoint.base_url, api_key_env=key_env, timeout=timeout
+    )
+
+
+def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
+    """Teacher and agent clients with the config's cache, limits, retries, prices and budget."""
+    stack = ExitStack()
+    shared: dict[str, ChatProvider] = {}
+    cache = None
+    if cfg.cache.enabled:
+        cache_dir = Path(cfg.cache.dir) if cfg.cache.dir else out_dir / "cache"
+        cache = RequestCache(cache_dir / "requests.sqlite")
+    prices = PriceTable(
+        {
+            name: ModelPrice(p.input, p.output, p.cached_input)
+            for name, p in cfg.prices.items()
+        }
+    )
+    budget = Budget(max_usd=cfg.limits.budget_usd, max_tokens=cfg.limits.budget_tokens)
+    usage = UsageLedger()
+    retry = RetryPolicy(max_attempts=cfg.limits.max_retries + 1)
+    limits_by_endpoint: dict[tuple[str, str | None], EndpointLimits] = {}
+
+    def client(endpoint: EndpointConfig) -> LLMClient:
+        provider = _provider(endpoint, cfg, shared, stack)
+        key = (provider.provider, provider.base_url)
+        if key not in limits_by_endpoint:
+            limits_by_endpoint[key] = EndpointLimits(
+                max_in_flight=cfg.limits.concurrency,
+                rpm=cfg.limits.requests_per_minute,
+                tpm=cfg.limits.tokens_per_minute,
+            )
+        return LLMClient(
+            provider, cache=cache, limits=limits_by_endpoint[key], retry=retry,
+            prices=prices, budget=budget, usage=usage,
+        )
+
+    teacher = client(cfg.teacher)
+    agent = client(cfg.agent)
+    return Clients(teacher, agent, usage, cache, budget, stack)

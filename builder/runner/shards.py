@@ -1,0 +1,84 @@
+"""Work units of a run: shards of trajectories, their inputs, and their completion markers.
+
+A shard is a slice of one ingested trajectories file. Its NAP tables are written as
+`OUT/<table>/<shard_id>.parquet` (atomically), then `OUT/_state/shards/<shard_id>.json` marks it
+complete with the config hash; a resumed run skips marked shards and redoes the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from schemas.common import from_row
+from schemas.steps import StepRecord
+from schemas.trajectories import TrajectoryRecord
+
+NAP_TABLES = ("candidates", "references", "judgements", "supervision", "preferences")
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    shard_id: str
+    trajectories_file: Path
+    trajectory_ids: tuple[str, ...]
+
+    @property
+    def task_prefix(self) -> str:
+        """The ingest task that wrote this file (its steps live in files with this prefix)."""
+        return self.trajectories_file.stem.rsplit("-", 1)[0]
+
+
+def plan_shards(out_dir: Path, shard_size: int) -> Iterator[ShardPlan]:
+    """Shards in a deterministic order; only the id column is read here."""
+    for path in sorted((out_dir / "trajectories").glob("*.parquet")):
+        ids = pq.read_table(path, columns=["trajectory_id"]).column(0).to_pylist()
+        for k in range(0, len(ids), shard_size):
+            chunk = tuple(ids[k : k + shard_size])
+            yield ShardPlan(f"{path.stem}-{k // shard_size:04d}", path, chunk)
+
+
+def load_shard(
+    out_dir: Path, plan: ShardPlan
+) -> tuple[dict[str, TrajectoryRecord], list[StepRecord]]:
+    """The shard's trajectories (by id) and eligible steps (in trajectory, step order)."""
+    wanted = list(plan.trajectory_ids)
+    table = pq.read_table(plan.trajectories_file, filters=[("trajectory_id", "in", wanted)])
+    trajectories = {
+        row["trajectory_id"]: from_row(TrajectoryRecord, row) for row in table.to_pylist()
+    }
+    steps: list[StepRecord] = []
+    for path in sorted((out_dir / "steps").glob(f"{plan.task_prefix}-*.parquet")):
+        rows = pq.read_table(
+            path, filters=[("trajectory_id", "in", wanted), ("eligible", "=", True)]
+        ).to_pylist()
+        steps.extend(from_row(StepRecord, row) for row in rows)
+    order = {tid: i for i, tid in enumerate(plan.trajectory_ids)}
+    steps.sort(key=lambda s: (order[s.trajectory_id], s.step_index))
+    return trajectories, steps
+
+
+def marker_path(out_dir: Path, shard_id: str) -> Path:
+    return out_dir / "_state" / "shards" / f"{shard_id}.json"
+
+
+def read_marker(out_dir: Path, shard_id: str) -> dict[str, Any] | None:
+    path = marker_path(out_dir, shard_id)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    os.replace(tmp, path)
