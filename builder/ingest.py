@@ -7,6 +7,7 @@ so memory stays bounded whatever the corpus size.
 
 from __future__ import annotations
 
+import codecs
 import glob
 import logging
 import multiprocessing
@@ -146,10 +147,33 @@ def load_source(
             raise InputError(f"{source.name}: empty file", kind="empty")
         adapter = get_adapter(forced) if forced else detect(source)
     except UnknownFormatError as exc:
-        return "unknown", None, iter([quarantine(source, None, None, exc)])
+        return "unknown", None, iter([quarantine(source, None, None, diagnose(source, exc))])
     except InputError as exc:
         return "unknown", None, iter([quarantine(source, None, forced, exc)])
     return adapter.name, adapter, _guarded(source, adapter)
+
+
+def diagnose(source: Source, error: InputError) -> InputError:
+    """A more precise cause than "unknown format" when the file is not even valid JSON/UTF-8."""
+    if not source.is_file:
+        return error
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with source.path.open("rb") as fh:
+        for offset, block in enumerate(iter(lambda: fh.read(1 << 20), b"")):
+            try:
+                decoder.decode(block)
+            except UnicodeDecodeError as exc:
+                return InputError(
+                    f"{source.name}: not UTF-8 text (near byte {offset * (1 << 20) + exc.start}: "
+                    f"{exc.reason})",
+                    kind="encoding",
+                )
+    if not source.is_jsonl:
+        try:
+            source.document()
+        except InputError as exc:
+            return exc
+    return error
 
 
 def _guarded(
@@ -204,19 +228,26 @@ def process_task(
                     counts.eligible += step.eligible
                     steps.add(step)
                     if step.ineligible_reason == "observation_too_large":
-                        big = QuarantineRecord(
-                            record.source_path,
-                            record.record_index,
-                            fmt,
-                            "oversized_observation",
-                            f"{record.source_path} record {record.record_index}: observation of step "
-                            f"{step.step_index} has {len(step.observation):,} characters "
-                            f"(limit {rules.max_observation_chars:,}); step kept, not eligible",
-                        )
+                        big = oversized(record, step.step_index, len(step.observation), rules)
                         log.warning("quarantined %s", big.message)
                         counts.quarantined += 1
                         quarantined.add(big)
     return summary
+
+
+def oversized(
+    record: TrajectoryRecord, step_index: int, chars: int, rules: EligibilityRules
+) -> QuarantineRecord:
+    """The quarantine row that reports a huge observation (its step is kept, not eligible)."""
+    return QuarantineRecord(
+        record.source_path,
+        record.record_index,
+        record.source_format,
+        "oversized_observation",
+        f"{record.source_path} record {record.record_index}: observation of step {step_index} "
+        f"has {chars:,} characters (limit {rules.max_observation_chars:,}); step kept, "
+        "not eligible",
+    )
 
 
 def run_ingest(

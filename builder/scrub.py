@@ -35,7 +35,8 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from schemas.trajectories import Message
+from schemas.steps import Action, StepRecord
+from schemas.trajectories import Message, TrajectoryRecord
 
 PLACEHOLDER = "[REDACTED:{kind}]"
 
@@ -280,6 +281,37 @@ class Scrubber:
             content=self.scrub(message.content),
             content_parts=self.scrub_optional(message.content_parts),
             tool_calls=calls,
+        )
+
+    def scrub_trajectory(self, record: TrajectoryRecord) -> TrajectoryRecord:
+        """A copy with task, system prompt, metadata and every message scrubbed (ids kept)."""
+        return dataclasses.replace(
+            record,
+            task=self.scrub_optional(record.task),
+            system_prompt=self.scrub_optional(record.system_prompt),
+            messages=[self.scrub_message(m) for m in record.messages],
+            metadata=self.scrub(record.metadata),
+        )
+
+    def scrub_action(self, action: Action | None) -> Action | None:
+        if action is None:
+            return None
+        return dataclasses.replace(
+            action,
+            arguments=self.scrub(action.arguments),
+            command=self.scrub_optional(action.command),
+            raw=self.scrub(action.raw),
+        )
+
+    def scrub_step(self, step: StepRecord) -> StepRecord:
+        """A copy with the actions, thought, observation and focus question scrubbed."""
+        return dataclasses.replace(
+            step,
+            action=self.scrub_action(step.action),
+            next_action=self.scrub_action(step.next_action),
+            thought=self.scrub_optional(step.thought),
+            observation=self.scrub(step.observation),
+            focus_question=self.scrub_optional(step.focus_question),
         )
 
     def merge(self, counts: Mapping[str, int]) -> None:

@@ -85,6 +85,8 @@ def select(
     agent_model: str | None = None,
 ) -> Selection:
     """The supervision rows of `step` (rows of other steps in the inputs are ignored)."""
+    if fallback not in ("drop", "unchanged"):
+        raise ValueError(f"fallback must be 'drop' or 'unchanged', got {fallback!r}")
     order = judge_order(_of_step(step, candidates))
     verdicts = _first_judgements(_of_step(step, judgements))
     passing = [

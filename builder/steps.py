@@ -81,9 +81,17 @@ def focus_question(action: Action | None) -> str | None:
     return None
 
 
-def message_tokens(message: Message) -> int:
-    """cl100k tokens of what a message contributes to the context (content and tool calls)."""
-    total = count_tokens(message.content) if message.content else 0
+def message_tokens(message: Message, max_chars: int = 1_000_000) -> int:
+    """cl100k tokens of what a message contributes to the context (content and tool calls).
+
+    Content over `max_chars` is estimated at 4 characters a token: BPE over one huge run of
+    text is slow, and such a message is never compressed anyway.
+    """
+    content = message.content
+    if len(content) > max_chars:
+        total = len(content) // 4
+    else:
+        total = count_tokens(content) if content else 0
     for call in message.tool_calls:
         total += count_tokens(call.name) + count_tokens(call.arguments)
     return total
@@ -96,7 +104,8 @@ def build_steps(
     turns = _turns(traj, adapter)
     if not turns:
         return
-    prefix = [0, *accumulate(message_tokens(m) for m in traj.messages)]
+    limit = rules.max_observation_chars
+    prefix = [0, *accumulate(message_tokens(m, limit) for m in traj.messages)]
     step_index = 0
     for position, turn in enumerate(turns):
         following = turns[position + 1] if position + 1 < len(turns) else None

@@ -100,13 +100,20 @@ class Source:
                 try:
                     yield index, json.loads(raw.decode("utf-8"))
                 except UnicodeDecodeError as exc:
-                    yield index, InputError(
-                        f"{self.path} line {index + 1}: not UTF-8 ({exc.reason})", kind="encoding"
+                    yield (
+                        index,
+                        InputError(
+                            f"{self.path} line {index + 1}: not UTF-8 ({exc.reason})",
+                            kind="encoding",
+                        ),
                     )
                 except json.JSONDecodeError as exc:
-                    yield index, InputError(
-                        f"{self.path} line {index + 1}: invalid JSON: {exc.msg}",
-                        kind="invalid_json",
+                    yield (
+                        index,
+                        InputError(
+                            f"{self.path} line {index + 1}: invalid JSON: {exc.msg}",
+                            kind="invalid_json",
+                        ),
                     )
 
     def sample(self) -> Any:
@@ -158,6 +165,7 @@ class BaseAdapter:
 
 SHELL_TOOLS = frozenset(
     {"bash", "execute_bash", "Bash", "shell", "terminal", "run", "TerminalAction", "run_shell"}
+    | {"bash_command"}  # ATIF (Harbor) converters
 )
 
 
@@ -188,7 +196,9 @@ def tool_call_action(name: str, arguments: str | dict[str, Any], raw: str | None
 
 def shell_action(command: str, raw: str, tool: str = "bash") -> Action:
     """An Action for a shell command written as text (fenced block, XML call, flat log)."""
-    return Action(tool=tool, arguments=canonical_json({"command": command}), command=command, raw=raw)
+    return Action(
+        tool=tool, arguments=canonical_json({"command": command}), command=command, raw=raw
+    )
 
 
 def trajectory_id(source_format: str, native_id: str | None, messages: Sequence[Message]) -> str:
@@ -203,7 +213,9 @@ def trajectory_id(source_format: str, native_id: str | None, messages: Sequence[
         digest.update(b"\1")
         digest.update(m.content.encode("utf-8", errors="surrogatepass"))
         for c in m.tool_calls:
-            digest.update(f"\2{c.id}\3{c.name}\3{c.arguments}".encode("utf-8", errors="surrogatepass"))
+            digest.update(
+                f"\2{c.id}\3{c.name}\3{c.arguments}".encode("utf-8", errors="surrogatepass")
+            )
     return digest.hexdigest()[:20]
 
 
@@ -228,7 +240,9 @@ def content_text(content: Any) -> tuple[str, str | None]:
     return str(content), canonical_json(content)
 
 
-def quarantine(source: Source, index: int | None, fmt: str | None, error: InputError) -> QuarantineRecord:
+def quarantine(
+    source: Source, index: int | None, fmt: str | None, error: InputError
+) -> QuarantineRecord:
     """A quarantine row for an input error."""
     return QuarantineRecord(
         source_path=source.name,

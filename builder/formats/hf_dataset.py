@@ -89,16 +89,17 @@ def _check_hub(repo_id: str, timeout: float) -> None:
         ) from exc
 
 
-def _splits(data: Any, split: str | None) -> Iterator[tuple[str | None, Iterable[Any]]]:
+def _splits(data: Any, split: str | None, name: str) -> Iterator[tuple[str | None, Iterable[Any]]]:
     """(split name, rows) for a Dataset/IterableDataset or a dict of them."""
-    if hasattr(data, "keys") and not hasattr(data, "features"):
-        names = [split] if split else list(data.keys())
-        for name in names:
-            if name not in data:
-                raise InputError(f"split {name!r} not found; available: {list(data.keys())}")
-            yield name, data[name]
-    else:
+    import datasets
+
+    if not isinstance(data, (datasets.DatasetDict, datasets.IterableDatasetDict)):
         yield split, data
+        return
+    for wanted in [split] if split else list(data):
+        if wanted not in data:
+            raise InputError(f"{name}: split {wanted!r} not found; available: {list(data)}")
+        yield wanted, data[wanted]
 
 
 def open_dataset(source: Source) -> Any:
@@ -150,7 +151,7 @@ class HfDatasetAdapter(BaseAdapter):
                 kind="unreadable",
             ) from exc
         index = 0
-        for split, rows in _splits(data, source.options.get("split")):
+        for split, rows in _splits(data, source.options.get("split"), source.name):
             for row in _rows(source, rows):
                 if split is not None and isinstance(row, dict):
                     row = {**row, "split": split}

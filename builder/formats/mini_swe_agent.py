@@ -174,20 +174,20 @@ class MiniSweAgentAdapter(BaseAdapter):
             doc = {"messages": doc}
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
             raise RecordError(f"{where}: expected a `messages` list or a bare message list")
-        info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+        info = _obj(doc.get("info"))
         raw_messages = doc["messages"]
         messages: list[Message] = []
         exit_extra: dict[str, Any] = {}
         for i, raw in enumerate(raw_messages):
             if isinstance(raw, dict) and raw.get("role") == EXIT_ROLE:
-                exit_extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
+                exit_extra = _obj(raw.get("extra"))
                 continue
             messages.append(parse_message(raw, f"{where} message {i}"))
         if not messages:
             raise RecordError(f"{where}: no chat messages")
         native = doc.get("instance_id")
         native_id = str(native) if native is not None else native_id_from_path(source.path)
-        stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+        stats = _obj(info.get("model_stats"))
         prompt_tokens, completion_tokens = _usage_totals(raw_messages)
         exit_status = info.get("exit_status") or exit_extra.get("exit_status")
         submission = info.get("submission") or exit_extra.get("submission")
@@ -227,6 +227,10 @@ class MiniSweAgentAdapter(BaseAdapter):
 
     def split_observation(self, message: Message) -> tuple[str, str, str]:
         return split_envelope(message.content)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _int(value: Any) -> int:

@@ -67,7 +67,7 @@ class Transcript:
 
     items: list[Message | _Slot] = field(default_factory=list)
     owner: dict[str, int] = field(default_factory=dict)  # call id -> id() of its assistant
-    answered: set[str] = field(default_factory=set)
+    names: dict[str, str] = field(default_factory=dict)  # call id -> tool name
 
     def add(self, message: Message) -> None:
         self.items.append(message)
@@ -78,10 +78,11 @@ class Transcript:
         self.items.append(message)
         for call in calls:
             self.owner[call.id] = id(message)
+            self.names[call.id] = call.name
         for call in calls:
             early = self._take_slot(call.id)
             if early is not None:
-                self._attach(early)
+                self._attach(replace(early, name=early.name or call.name))
 
     def knows(self, call_id: str | None) -> bool:
         return call_id is not None and call_id in self.owner
@@ -133,4 +134,3 @@ class Transcript:
                 return
             position += 1
         self.items.insert(position, message)
-        self.answered.add(call_id)

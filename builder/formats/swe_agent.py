@@ -109,8 +109,8 @@ class SweAgentAdapter(BaseAdapter):
         messages = [parse_message(m, f"{where} history {i}") for i, m in enumerate(doc["history"])]
         if not messages:
             raise RecordError(f"{where}: history is empty")
-        info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
-        stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+        info = _as_dict(doc.get("info"))
+        stats = _as_dict(info.get("model_stats"))
         replay = _as_dict(doc.get("replay_config"))
         model = _as_dict(_as_dict(replay.get("agent")).get("model")).get("name")
         version = info.get("swe_agent_version")

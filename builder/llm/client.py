@@ -103,9 +103,7 @@ class LLMClient:
                 stats.errors[exc.kind] += 1
                 delay = self.retry.delay(attempt, exc.retry_after)
                 log.warning(
-                    "%s %s: %s; retry %d/%d in %.2fs",
-                    self.provider.provider, self.provider.model, exc, attempt,
-                    self.retry.max_attempts - 1, delay,
+                    "%s; retry %d/%d in %.2fs", exc, attempt, self.retry.max_attempts - 1, delay
                 )
             else:
                 if len(response.completions) != request.n:

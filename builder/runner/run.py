@@ -139,7 +139,8 @@ def ensure_ingested(cfg: PipelineConfig, out_dir: Path) -> None:
         for i in cfg.inputs
     ]
     rules = EligibilityRules(
-        cfg.eligibility.min_tokens, cfg.eligibility.require_focus,
+        cfg.eligibility.min_tokens,
+        cfg.eligibility.require_focus,
         cfg.eligibility.max_observation_chars,
     )
     summary = run_ingest(specs, out_dir, rules=rules)
@@ -164,7 +165,9 @@ def discard_stale(out_dir: Path, digest: str) -> None:
         log.warning(
             "config changed since the last run in %s (%s → %s): discarding its NAP tables; "
             "the request cache keeps unchanged requests free",
-            out_dir, previous, digest,
+            out_dir,
+            previous,
+            digest,
         )
         for table in NAP_TABLES:
             shutil.rmtree(out_dir / table, ignore_errors=True)
@@ -271,8 +274,11 @@ async def _run_shards(
         total = clients.usage.total()
         lookups = total.cache_hits + total.cache_misses
         progress.advance(
-            0, steps=counters["steps"], passing=counters["passing"],
-            tokens_saved=counters["saved_tokens"], cost=f"${total.cost_usd:.4f}",
+            0,
+            steps=counters["steps"],
+            passing=counters["passing"],
+            tokens_saved=counters["saved_tokens"],
+            cost=f"${total.cost_usd:.4f}",
             cache=f"{total.cache_hits / lookups:.0%}" if lookups else "-",
             errors=sum(total.errors.values()),
         )
@@ -326,7 +332,9 @@ def _settle(task: asyncio.Task[Any], result: RunResult, stopper: _Stopper) -> No
         raise error
     result.shards_failed += 1
     kind = type(error).__name__ if not isinstance(error, LLMError) else "llm_error"
-    log.error("shard %s failed (%s): %s; it will be retried on resume", task.get_name(), kind, error)
+    log.error(
+        "shard %s failed (%s): %s; it will be retried on resume", task.get_name(), kind, error
+    )
 
 
 def run_pipeline(cfg: PipelineConfig, *, config_path: Path | None = None) -> RunResult:

@@ -35,9 +35,9 @@ a file the agent is about to edit), or when you are unsure.
 output or passing test runs, where the agent only needs the gist. Keep exact names, paths, \
 numbers and error messages the agent may need.
 
-3. {"type": "code", "content": ["N-M: summary", ...]}
+3. {"type": "code", "content": ["3-41: what these lines were", "57: what this line was"]}
    Omit line ranges; every other line is kept verbatim. Output lines are numbered "N> "; \
-"N-M" is an inclusive range of those numbers ("N: summary" for a single line). Ranges must be \
+"N-M" is an inclusive range of those numbers ("N: ..." for a single line). Ranges must be \
 sorted and must not overlap. The agent sees each omitted range as \
 "(compressed K lines: summary)", so say briefly what was there. Use this for source code, \
 diffs and test failures: keep the lines that matter for the task and the focus question, omit \

@@ -1,9 +1,10 @@
 """`LocalProvider`: the embedded Gemma 3 270M run in-process by llama-cpp-python.
 
 This is the no-API-key default. One `Llama` is loaded lazily and shared; llama.cpp is not
-thread-safe, so generations run one at a time in a worker thread behind a lock, which keeps the
-event loop free. The prompt comes from `builder.llm.chat_template` (the model has no template
-of its own); a JSON schema becomes a llama.cpp grammar so even this tiny model returns
+thread-safe, so generations run one at a time on a private one-thread executor: the event loop
+stays free and queued requests do not tie up the default executor's threads. `latency_s` is
+generation time, not queueing time. The prompt comes from `builder.llm.chat_template` (the
+model has no template of its own); a JSON schema becomes a llama.cpp grammar so even this tiny model returns
 parseable JSON. The n samples are sequential generations with seeds `seed + i` (`seed` None
 means 0, so reruns give the same samples); the KV prefix cache makes samples after the first
 cheap, and that reuse is reported as cached prompt tokens.
@@ -15,6 +16,7 @@ import asyncio
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +49,11 @@ class LocalProvider:
         self._default_max_tokens = default_max_tokens
         self._llama: Any = None
         self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nap-local-llm")
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        started = time.perf_counter()
-        completions, usage = await asyncio.to_thread(self._complete_blocking, request)
-        return ChatResponse(completions, usage, time.perf_counter() - started, self.model)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._complete_blocking, request)
 
     def close(self) -> None:
         """Free the model (it is reloaded on the next request)."""
@@ -60,7 +62,8 @@ class LocalProvider:
                 self._llama.close()
                 self._llama = None
 
-    def _complete_blocking(self, request: ChatRequest) -> tuple[tuple[Completion, ...], Usage]:
+    def _complete_blocking(self, request: ChatRequest) -> ChatResponse:
+        started = time.perf_counter()
         with self._lock:
             llama = self._load()
             prompt = llama.tokenize(render(request.messages, request.tools).encode(), special=True)
@@ -71,7 +74,8 @@ class LocalProvider:
                 )
             results = [self._sample(llama, prompt, request, index) for index in range(request.n)]
         usage = sum((u for _, u in results), Usage())
-        return tuple(c for c, _ in results), usage
+        completions = tuple(c for c, _ in results)
+        return ChatResponse(completions, usage, time.perf_counter() - started, self.model)
 
     def _sample(
         self, llama: Any, prompt: list[int], request: ChatRequest, index: int

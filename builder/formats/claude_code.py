@@ -1,0 +1,346 @@
+"""Claude Code session transcripts (`~/.claude/projects/*/<session>.jsonl`).
+
+The main chain is the non-sidechain user/assistant records, ordered by walking `parentUuid`
+back from the last one (file order when no record has a `parentUuid`); records left on
+abandoned branches are dropped and counted. Sub-agent records (`isSidechain`) become separate
+trajectories with `is_sidechain=True`, one per sub-agent (`agentId`, else the chain's root).
+Records of one API message (same `message.id`) merge into one assistant message: text parts
+form the content, `tool_use` parts the tool calls; `thinking` parts are left out of the content
+(only counted in metadata: they are not replayable through an OpenAI-shape chat). Each
+`tool_result` part becomes a `tool` message answering its `tool_use_id`. `system`, `summary`
+and other bookkeeping records are not part of the chat.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from builder.errors import InputError, RecordError
+from builder.formats.base import (
+    BaseAdapter,
+    LoadResult,
+    Source,
+    canonical_json,
+    content_text,
+    quarantine,
+    trajectory_id,
+)
+from builder.formats.reconstruct import Transcript
+from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, ToolCall, TrajectoryRecord
+
+NAME = "claude-code"
+CHAT_TYPES = {"user", "assistant"}
+_DETECT_LINES = 30
+
+Record = dict[str, Any]
+
+
+def _is_chat_record(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("type") in CHAT_TYPES
+        and "uuid" in value
+        and "parentUuid" in value
+        and isinstance(value.get("message"), dict)
+    )
+
+
+def _order(group: list[Record], by_uuid: dict[str, Record]) -> tuple[list[Record], int]:
+    """The records of one conversation in chat order, and how many were off the chain."""
+    if not any(r.get("parentUuid") for r in group):
+        return group, 0
+    chain: list[Record] = []
+    seen: set[str] = set()
+    current: Record | None = group[-1]
+    while current is not None and current["uuid"] not in seen:
+        seen.add(current["uuid"])
+        chain.append(current)
+        parent = current.get("parentUuid") or current.get("logicalParentUuid")
+        current = by_uuid.get(parent) if isinstance(parent, str) else None
+    chain.reverse()
+    wanted = {id(r) for r in group}
+    ordered = [r for r in chain if id(r) in wanted]
+    # Parallel tool results may hang off the chain as siblings: keep them after their parent.
+    position = {r["uuid"]: i for i, r in enumerate(ordered)}
+    extras = [
+        r for r in group
+        if r["uuid"] not in seen and _tool_results(r) and r.get("parentUuid") in position
+    ]  # fmt: skip
+    for record in sorted(extras, key=lambda r: position[r["parentUuid"]], reverse=True):
+        ordered.insert(position[record["parentUuid"]] + 1, record)
+    return ordered, len(group) - len(ordered)
+
+
+def _is_local(text: str) -> bool:
+    """Slash commands and their local output are typed in the CLI, not a task for the model."""
+    return text.lstrip().startswith(("<command-", "<local-command-"))
+
+
+def _parts(record: Record) -> list[Any]:
+    content = record["message"].get("content")
+    if isinstance(content, list):
+        return content
+    return [] if content is None else [content]
+
+
+def _tool_results(record: Record) -> list[dict[str, Any]]:
+    if record.get("type") != "user":
+        return []
+    return [p for p in _parts(record) if isinstance(p, dict) and p.get("type") == "tool_result"]
+
+
+@dataclass
+class _Assembler:
+    """Turns ordered records into chat messages."""
+
+    transcript: Transcript = field(default_factory=Transcript)
+    message_id: str | None = None
+    texts: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    buffered: list[Message] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    model: str | None = None
+    task: str | None = None
+    cost: float = 0.0
+
+    def add(self, record: Record) -> None:
+        if record["type"] == "assistant":
+            self._assistant(record)
+        else:
+            self._user(record)
+
+    def finish(self) -> list[Message]:
+        self._flush()
+        messages, orphans = self.transcript.finish()
+        if orphans:
+            self._count("orphan_tool_results", orphans)
+        return messages
+
+    def _count(self, key: str, n: int = 1) -> None:
+        self.counts[key] = self.counts.get(key, 0) + n
+
+    def _assistant(self, record: Record) -> None:
+        message = record["message"]
+        message_id = message.get("id")
+        if message_id is None or message_id != self.message_id:
+            self._flush()
+            self.message_id = message_id
+        if self.model is None and message.get("model") not in (None, "<synthetic>"):
+            self.model = message["model"]
+        if isinstance(record.get("costUSD"), int | float):
+            self.cost += record["costUSD"]
+        self._usage(str(message_id), message.get("usage"))
+        for part in _parts(record):
+            kind = part.get("type") if isinstance(part, dict) else "text"
+            if isinstance(part, str):
+                self.texts.append(part)
+            elif kind == "text":
+                self.texts.append(str(part.get("text", "")))
+            elif kind == "tool_use":
+                call = ToolCall(
+                    id=str(part.get("id")),
+                    name=str(part.get("name", "")),
+                    arguments=canonical_json(part.get("input") or {}),
+                )
+                self.names[call.id] = call.name
+                self.calls.append(call)
+            else:
+                self._count(f"assistant_part:{kind}")
+
+    def _usage(self, message_id: str, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        prompt = sum(
+            usage.get(k) or 0
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        seen = self.usage.setdefault(message_id, {"prompt": 0, "completion": 0})
+        seen["prompt"] = max(seen["prompt"], int(prompt))
+        seen["completion"] = max(seen["completion"], int(usage.get("output_tokens") or 0))
+
+    def _user(self, record: Record) -> None:
+        content = record["message"].get("content")
+        if isinstance(content, str):
+            self._flush()
+            self.transcript.add(Message(role="user", content=content))
+            if self.task is None and not record.get("isMeta") and not _is_local(content):
+                self.task = content
+            return
+        others = []
+        for part in _parts(record):
+            if isinstance(part, dict) and part.get("type") == "tool_result":
+                self._result(part)
+            else:
+                others.append(part)
+        if others:
+            self._flush()
+            text, parts = content_text(others)
+            self.transcript.add(Message(role="user", content=text, content_parts=parts))
+            if self.task is None and text and not record.get("isMeta"):
+                self.task = text
+
+    def _result(self, part: dict[str, Any]) -> None:
+        call_id = str(part.get("tool_use_id"))
+        text, parts = content_text(part.get("content"))
+        message = Message(
+            role="tool",
+            content=text,
+            tool_call_id=call_id,
+            name=self.names.get(call_id),
+            content_parts=parts,
+        )
+        if any(c.id == call_id for c in self.calls):
+            self.buffered.append(message)
+        elif not self.transcript.add_result(message):
+            self._count("orphan_tool_results")
+            self.transcript.add(Message(role="user", content=text, content_parts=parts))
+
+    def _flush(self) -> None:
+        if self.texts or self.calls:
+            self.transcript.add_assistant("\n".join(t for t in self.texts if t), self.calls)
+            for message in self.buffered:
+                self.transcript.add_result(message)
+        self.texts, self.calls, self.buffered = [], [], []
+        self.message_id = None
+
+
+class ClaudeCodeAdapter(BaseAdapter):
+    name = NAME
+    harness = "claude-code"
+
+    def detect(self, source: Source) -> bool:
+        if not source.is_jsonl:
+            return False
+        try:
+            for count, (_, value) in enumerate(source.lines()):
+                if _is_chat_record(value):
+                    return True
+                if count >= _DETECT_LINES:
+                    break
+        except (InputError, OSError):
+            return False
+        return False
+
+    def load(self, source: Source) -> Iterator[LoadResult]:
+        if not source.is_jsonl:
+            error = RecordError(
+                f"{source.name}: a Claude Code transcript is JSONL, one record a line"
+            )
+            yield quarantine(source, None, NAME, error)
+            return
+        records: list[Record] = []
+        try:
+            for index, value in source.lines():
+                if isinstance(value, InputError):
+                    yield quarantine(source, index, NAME, value)
+                elif not isinstance(value, dict) or "type" not in value:
+                    error = RecordError(f"{source.name} line {index + 1}: not a transcript record")
+                    yield quarantine(source, index, NAME, error)
+                elif value.get("type") in CHAT_TYPES and not _is_chat_record(value):
+                    error = RecordError(
+                        f"{source.name} line {index + 1}: {value['type']} record without "
+                        "`uuid`, `parentUuid` or `message`"
+                    )
+                    yield quarantine(source, index, NAME, error)
+                else:
+                    records.append(value)
+        except OSError as exc:
+            yield quarantine(source, None, NAME, InputError(f"{source.name}: {exc}", kind="io"))
+            return
+        yield from self._trajectories(source, records)
+
+    def _trajectories(self, source: Source, records: list[Record]) -> Iterator[LoadResult]:
+        by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+        chat = [r for r in records if r.get("type") in CHAT_TYPES]
+        main = [r for r in chat if not r.get("isSidechain")]
+        groups: list[tuple[str | None, list[Record]]] = [(None, main)] if main else []
+        groups += _sidechains([r for r in chat if r.get("isSidechain")], by_uuid)
+        summaries = [r.get("summary") for r in records if r.get("type") == "summary"]
+        for index, (agent, group) in enumerate(groups):
+            try:
+                yield self._record(source, index, agent, group, by_uuid, summaries)
+            except (RecordError, KeyError, TypeError, AttributeError, ValueError) as exc:
+                error = RecordError(
+                    f"{source.name} conversation {index}: {type(exc).__name__}: {exc}"
+                )
+                yield quarantine(source, index, NAME, error)
+
+    def _record(
+        self,
+        source: Source,
+        index: int,
+        agent: str | None,
+        group: list[Record],
+        by_uuid: dict[str, Record],
+        summaries: list[Any],
+    ) -> TrajectoryRecord:
+        ordered, dropped = _order(group, by_uuid)
+        assembler = _Assembler()
+        for record in ordered:
+            assembler.add(record)
+        messages = assembler.finish()
+        if not messages:
+            raise RecordError("no user or assistant messages")
+        session = next((r.get("sessionId") for r in group if r.get("sessionId")), None)
+        native_id = f"{session}:{agent}" if agent and session else (session or agent)
+        usage = assembler.usage.values()
+        metadata = {
+            "session_id": session,
+            "agent_id": agent,
+            "cwd": next((r.get("cwd") for r in group if r.get("cwd")), None),
+            "off_chain_records": dropped,
+            "meta_user_records": sum(1 for r in ordered if r.get("isMeta")),
+            "part_counts": assembler.counts,
+            "summaries": [s for s in summaries if isinstance(s, str)] if agent is None else [],
+        }
+        return TrajectoryRecord(
+            trajectory_id=trajectory_id(NAME, native_id, messages),
+            source_format=NAME,
+            source_path=source.name,
+            record_index=index,
+            native_id=native_id,
+            harness=self.harness,
+            harness_version=next((r.get("version") for r in group if r.get("version")), None),
+            agent_model=assembler.model,
+            task=assembler.task,
+            system_prompt=None,
+            tools=None,
+            messages=messages,
+            cost_usd=assembler.cost or None,
+            prompt_tokens=sum(u["prompt"] for u in usage) if usage else None,
+            completion_tokens=sum(u["completion"] for u in usage) if usage else None,
+            api_calls=len(assembler.usage) or None,
+            fidelity=FIDELITY_RECONSTRUCTED,
+            is_sidechain=agent is not None,
+            metadata=json.dumps(metadata, sort_keys=True, ensure_ascii=False),
+        )
+
+
+def _sidechains(
+    records: list[Record], by_uuid: dict[str, Record]
+) -> list[tuple[str, list[Record]]]:
+    """Sidechain records grouped per sub-agent, in order of first appearance."""
+    groups: dict[str, list[Record]] = {}
+    for record in records:
+        key = record.get("agentId") or _root(record, by_uuid)
+        groups.setdefault(str(key), []).append(record)
+    return list(groups.items())
+
+
+def _root(record: Record, by_uuid: dict[str, Record]) -> str:
+    seen: set[str] = set()
+    current = record
+    while True:
+        seen.add(current["uuid"])
+        parent = by_uuid.get(current.get("parentUuid") or "")
+        if parent is None or not parent.get("isSidechain") or parent["uuid"] in seen:
+            return str(current["uuid"])
+        current = parent
+
+
+ADAPTER = ClaudeCodeAdapter()

@@ -1,0 +1,172 @@
+"""OpenAI chat completions: OpenAI itself and any OpenAI-compatible server (vLLM, SGLang,
+llama.cpp).
+
+Servers differ in what they honour, so the provider detects and adapts, and records what it
+obtained in `capabilities`:
+- `n`: a server that returns fewer choices than asked (llama.cpp returns one) gets the missing
+  samples as separate requests, with `seed + i` when a seed is given; later requests go
+  straight to one request per sample.
+- structured output: `{"type": "json_schema"}` first; on a 400/422 refusal, `{"type":
+  "json_object", "schema": ...}` (what llama.cpp accepts), then that is used from then on.
+The SDK's own retries are off: `LLMClient` retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from builder.errors import ConfigError, TransientLLMError
+from builder.llm.messages import openai_tool_calls, to_openai_messages
+from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
+from builder.llm.sdk_errors import map_error, scrub
+
+log = logging.getLogger(__name__)
+
+PLACEHOLDER_KEY = "not-needed"  # for local servers that take no key; never a real secret
+
+
+@dataclass
+class Capabilities:
+    """What the endpoint was seen to honour (None: not tried yet)."""
+
+    n: bool | None = None
+    response_format: str | None = None  # "json_schema" or "json_object"
+    cached_tokens_reported: bool | None = None
+
+
+class OpenAIProvider:
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        max_connections: int = 256,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.capabilities = Capabilities()
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            if base_url is None:
+                raise ConfigError(f"set {api_key_env} to use the OpenAI API (model {model!r})")
+            api_key = PLACEHOLDER_KEY  # a self-hosted server; a 401 will say to set the key
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+        )
+        self._label = f"openai {model} at {base_url or 'api.openai.com'}"
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        started = time.perf_counter()
+        if self.capabilities.n is False and request.n > 1:
+            results = await self._fan_out(request, range(request.n))
+        else:
+            first = await self._create(request, request.n, request.seed)
+            results = [first]
+            got = len(first.choices)
+            if request.n > 1 and self.capabilities.n is None:
+                self.capabilities.n = got >= request.n
+                if got < request.n:
+                    log.info("%s ignores n (asked %d, got %d): one request per sample",
+                             self._label, request.n, got)
+            if got < request.n:
+                results += await self._fan_out(request, range(got, request.n))
+        completions = [_completion(c) for r in results for c in r.choices][: request.n]
+        usage = sum((_usage(r, self.capabilities) for r in results), Usage())
+        model = results[0].model or self.model
+        return ChatResponse(tuple(completions), usage, time.perf_counter() - started, model)
+
+    async def _fan_out(self, request: ChatRequest, indices: range) -> list[Any]:
+        """One single-sample request per index, seeded `seed + i` when a seed is given."""
+        seeds = [None if request.seed is None else request.seed + i for i in indices]
+        return list(await asyncio.gather(*(self._create(request, 1, s) for s in seeds)))
+
+    async def _create(self, request: ChatRequest, n: int, seed: int | None) -> Any:
+        kwargs = self._kwargs(request, n, seed)
+        try:
+            try:
+                result = await self._client.chat.completions.create(**kwargs)
+            except openai.APIStatusError as exc:
+                if not self._should_fall_back(exc, request):
+                    raise
+                self.capabilities.response_format = "json_object"
+                log.info("%s refused json_schema (HTTP %d): using json_object with schema",
+                         self._label, exc.status_code)
+                result = await self._client.chat.completions.create(
+                    **self._kwargs(request, n, seed)
+                )
+        except Exception as exc:
+            mapped = map_error(exc, openai, self._label, self.api_key_env)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        if isinstance(result, str) or not getattr(result, "choices", None):
+            raise TransientLLMError(
+                f"{self._label}: response has no choices: {scrub(str(result)[:200], self.api_key_env)}",
+                kind="bad_response",
+            )
+        if request.json_schema is not None and self.capabilities.response_format is None:
+            self.capabilities.response_format = "json_schema"
+        return result
+
+    def _should_fall_back(self, exc: openai.APIStatusError, request: ChatRequest) -> bool:
+        return (
+            request.json_schema is not None
+            and self.capabilities.response_format is None
+            and exc.status_code in (400, 422)
+        )
+
+    def _kwargs(self, request: ChatRequest, n: int, seed: int | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(request.messages),
+            "temperature": request.temperature,
+        }
+        optional = {
+            "n": n if n > 1 else None,
+            "top_p": request.top_p,
+            "max_tokens": request.max_tokens,
+            "seed": seed,
+            "stop": list(request.stop) if request.stop else None,
+            "tools": list(request.tools) if request.tools else None,
+            "response_format": self._response_format(request.json_schema),
+        }
+        kwargs.update({k: v for k, v in optional.items() if v is not None})
+        return kwargs
+
+    def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is None:
+            return None
+        if self.capabilities.response_format == "json_object":
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": "response", "schema": schema}}
+
+
+def _completion(choice: Any) -> Completion:
+    message = choice.message
+    return Completion(
+        message.content or "", openai_tool_calls(message.tool_calls), choice.finish_reason
+    )
+
+
+def _usage(result: Any, capabilities: Capabilities) -> Usage:
+    usage = result.usage
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if capabilities.cached_tokens_reported is None:
+        capabilities.cached_tokens_reported = cached is not None
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached or 0)
+

@@ -1,0 +1,96 @@
+"""Map OpenAI / Anthropic SDK exceptions (both Stainless-generated, same shape) to ours.
+
+What may succeed on retry (429, 408, 409, 5xx, timeouts, dropped connections, unreadable
+bodies) becomes `TransientLLMError` with the server's `Retry-After`; any other 4xx becomes
+`PermanentLLMError` with a message that says what to fix. Messages are scrubbed of the API key,
+since some servers echo it back.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import time
+from types import ModuleType
+from typing import Any
+
+from builder.errors import LLMError, PermanentLLMError, TransientLLMError
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+_FIXES = {
+    400: "the request was rejected as malformed; check the model's limits and the parameters",
+    403: "the key has no access to this model or endpoint; check the account's permissions",
+    404: "model or endpoint not found; check `model` and `base_url`",
+    413: "the prompt is too large for this endpoint; lower the context length",
+    422: "the server rejected a parameter; check that it supports it",
+}
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds from `retry-after-ms` / `retry-after` (delta seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
+
+
+def scrub(text: str, key_env: str) -> str:
+    """`text` with the API key (and its Bearer form) replaced by ***."""
+    secret = os.environ.get(key_env)
+    return text.replace(secret, "***") if secret and len(secret) >= 4 else text
+
+
+def _status_error(exc: Any, label: str, key_env: str) -> LLMError:
+    status = int(exc.status_code)
+    detail = scrub(_server_message(exc), key_env)
+    where = f"{label}: HTTP {status}: {detail}"
+    if status in RETRYABLE_STATUS or status >= 500:
+        kind = "rate_limit" if status == 429 else "timeout" if status == 408 else "server_error"
+        return TransientLLMError(where, retry_after=retry_after(exc.response.headers), kind=kind)
+    if status == 401:
+        fix = f"set {key_env} to a valid API key for this endpoint"
+        return PermanentLLMError(f"{where}; {fix}", kind="auth")
+    fix = _FIXES.get(status, "the endpoint refused the request; see its message")
+    return PermanentLLMError(f"{where}; {fix}", kind="bad_request")
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("error", {})
+        if isinstance(message, dict):
+            message = message.get("message")
+        if message:
+            return str(message)[:500]
+    if isinstance(body, str | bytes):
+        return str(body)[:500]
+    return str(getattr(exc, "message", exc))[:500]
+
+
+def map_error(exc: BaseException, sdk: ModuleType, label: str, key_env: str) -> LLMError | None:
+    """Our error for an SDK / transport / decoding exception, or None for anything else."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return TransientLLMError(f"{label}: request timed out", kind="timeout")
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__
+        what = type(cause).__name__ if cause is not None else "connection error"
+        return TransientLLMError(f"{label}: connection failed ({what})", kind="connection")
+    if isinstance(exc, sdk.APIStatusError):
+        return _status_error(exc, label, key_env)
+    if isinstance(exc, sdk.APIResponseValidationError | json.JSONDecodeError | UnicodeDecodeError):
+        return TransientLLMError(f"{label}: unreadable response body ({exc})", kind="bad_response")
+    return None

@@ -1,0 +1,1 @@
+"""Running a pipeline as a batch job: shards and resume, progress, logging, report, plots."""

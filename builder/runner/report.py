@@ -1,0 +1,427 @@
+"""The run report: figures computed from the Parquet tables in OUT, as JSON and markdown.
+
+Everything is derived from the tables (not from counters kept during the run), so a resumed
+run reports the same figures as an uninterrupted one. Request usage and a few figures only the
+runner knows come in through `usage` and `extra`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from schemas.candidates import CANDIDATE_SCHEMA
+from schemas.judgements import JUDGEMENT_SCHEMA
+from schemas.preferences import PREFERENCE_SCHEMA
+from schemas.quarantine import QUARANTINE_SCHEMA
+from schemas.references import REFERENCE_SCHEMA
+from schemas.steps import STEP_SCHEMA
+from schemas.supervision import SUPERVISION_SCHEMA
+from schemas.trajectories import TRAJECTORY_SCHEMA
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "trajectories": TRAJECTORY_SCHEMA,
+    "quarantine": QUARANTINE_SCHEMA,
+    "steps": STEP_SCHEMA,
+    "candidates": CANDIDATE_SCHEMA,
+    "references": REFERENCE_SCHEMA,
+    "judgements": JUDGEMENT_SCHEMA,
+    "supervision": SUPERVISION_SCHEMA,
+    "preferences": PREFERENCE_SCHEMA,
+}
+QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+STEP_KEY = ["trajectory_id", "step_index"]
+
+
+def scan_table(out_dir: Path, table: str) -> pl.LazyFrame:
+    """All `OUT/<table>/*.parquet` parts, lazily; a missing table is an empty frame."""
+    folder = Path(out_dir) / table
+    parts = sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
+    if not parts:
+        return pl.from_arrow(SCHEMAS[table].empty_table()).lazy()  # type: ignore[union-attr]
+    return pl.scan_parquet([str(p) for p in parts])
+
+
+def build_report(
+    out_dir: Path, *, usage: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every figure of the report as plain JSON-able data.
+
+    `usage` is the request accounting (requests, tokens, cached tokens, cost, cache hits, errors
+    by kind, possibly per model or role) and is reported as given. Each key of `extra` is added
+    at the top level; a mapping is merged into the section of that name.
+    """
+    tables = {name: scan_table(out_dir, name) for name in SCHEMAS}
+    report: dict[str, Any] = {
+        "totals": _totals(tables),
+        "dropped_steps": _dropped_steps(tables),
+        "compression": _compression(tables),
+        "by_source": _by_source(tables),
+        "reference_stability": _reference_stability(tables["references"]),
+        "early_exit": _early_exit(tables),
+        "usage": _usage(usage),
+    }
+    for key, value in (extra or {}).items():
+        if isinstance(value, Mapping) and isinstance(report.get(key), dict):
+            report[key].update(value)
+        else:
+            report[key] = value
+    return _clean(report)
+
+
+def write_report(out_dir: Path, report: Mapping[str, Any]) -> tuple[Path, Path]:
+    """Write OUT/report.json and OUT/report.md atomically; returns both paths."""
+    out_dir = Path(out_dir)
+    json_path, md_path = out_dir / "report.json", out_dir / "report.md"
+    _write_atomic(json_path, json.dumps(report, indent=2, sort_keys=False) + "\n")
+    _write_atomic(md_path, render_markdown(report))
+    return json_path, md_path
+
+
+# --- figures -------------------------------------------------------------------------------
+
+
+def _count(frame: pl.LazyFrame, *conditions: pl.Expr) -> int:
+    for condition in conditions:
+        frame = frame.filter(condition)
+    return int(frame.select(pl.len()).collect().item())
+
+
+def _counts_by(frame: pl.LazyFrame, column: str, *conditions: pl.Expr) -> dict[str, int]:
+    for condition in conditions:
+        frame = frame.filter(condition)
+    rows = (
+        frame.group_by(column)
+        .agg(pl.len().alias("n"))
+        .sort(["n", column], descending=[True, False])
+    )
+    return {str(key): int(n) for key, n in rows.collect().iter_rows()}
+
+
+def _totals(t: dict[str, pl.LazyFrame]) -> dict[str, Any]:
+    steps, candidates, judgements = t["steps"], t["candidates"], t["judgements"]
+    supervision = t["supervision"]
+    trajectories = _count(t["trajectories"])
+    if trajectories == 0:
+        trajectories = _count(steps.select("trajectory_id").unique())
+    eligible = pl.col("eligible")
+    return {
+        "trajectories": trajectories,
+        "quarantined": _count(t["quarantine"]),
+        "quarantined_by_kind": _counts_by(t["quarantine"], "error_kind"),
+        "steps": _count(steps),
+        "eligible_steps": _count(steps, eligible),
+        "ineligible_by_reason": _counts_by(steps, "ineligible_reason", ~eligible),
+        "candidates": _count(candidates),
+        "valid_candidates": _count(candidates, pl.col("valid")),
+        "invalid_by_reason": _counts_by(candidates, "invalid_reason", ~pl.col("valid")),
+        "duplicate_candidates": _count(
+            candidates, pl.col("valid"), pl.col("duplicate_of").is_not_null()
+        ),
+        "judged_candidates": _count(judgements),
+        "agent_format_errors": _count(judgements, pl.col("format_error")),
+        "passing_candidates": _count(judgements, pl.col("passed")),
+        "steps_with_passing_candidate": _count(
+            judgements.filter(pl.col("passed")).select(STEP_KEY).unique()
+        ),
+        "selected_rows": _count(supervision, ~pl.col("is_fallback")),
+        "fallback_rows": _count(supervision, pl.col("is_fallback")),
+        "selected_steps": _count(supervision.select(STEP_KEY).unique()),
+        "preference_pairs": _count(t["preferences"]),
+    }
+
+
+def _dropped_steps(t: dict[str, pl.LazyFrame]) -> dict[str, int]:
+    """Eligible steps that produced no supervision row, by the first stage that came up empty."""
+    eligible = t["steps"].filter(pl.col("eligible")).select(STEP_KEY).unique()
+    per_step = [
+        t["candidates"].group_by(STEP_KEY).agg(pl.len().alias("n_candidates")),
+        t["candidates"].group_by(STEP_KEY).agg(pl.col("valid").sum().alias("n_valid")),
+        t["judgements"].group_by(STEP_KEY).agg(pl.len().alias("n_judged")),
+        t["judgements"].group_by(STEP_KEY).agg(pl.col("passed").sum().alias("n_passed")),
+        t["supervision"].group_by(STEP_KEY).agg(pl.len().alias("n_selected")),
+    ]
+    frame = eligible
+    for counts in per_step:
+        frame = frame.join(counts, on=STEP_KEY, how="left")
+    frame = frame.with_columns(pl.exclude(STEP_KEY).fill_null(0)).filter(pl.col("n_selected") == 0)
+    reason = (
+        pl.when(pl.col("n_candidates") == 0)
+        .then(pl.lit("no_candidates"))
+        .when(pl.col("n_valid") == 0)
+        .then(pl.lit("no_valid_candidate"))
+        .when(pl.col("n_judged") == 0)
+        .then(pl.lit("not_judged"))
+        .when(pl.col("n_passed") == 0)
+        .then(pl.lit("no_passing_candidate"))
+        .otherwise(pl.lit("not_selected"))
+        .alias("reason")
+    )
+    by_reason = _counts_by(frame.select(reason), "reason")
+    return {"total": sum(by_reason.values()), **by_reason}
+
+
+def _compression(t: dict[str, pl.LazyFrame]) -> dict[str, Any]:
+    """Raw vs selected tokens: totals over the shortest selection of each step, and ratios."""
+    chosen = t["supervision"].filter(~pl.col("is_fallback"))
+    best = chosen.filter(pl.col("rank") == 0)
+    sums = best.select(
+        pl.col("raw_tokens").sum().alias("raw"),
+        pl.col("rendered_tokens").sum().alias("selected"),
+        pl.col("raw_chars").sum().alias("raw_chars"),
+        pl.col("rendered_chars").sum().alias("selected_chars"),
+    ).collect()
+    raw, selected, raw_chars, selected_chars = (int(v or 0) for v in sums.row(0))
+    observation_tokens = int(
+        t["steps"].select(pl.col("observation_tokens").sum()).collect().item() or 0
+    )
+    ratios = (
+        chosen.filter(pl.col("raw_tokens") > 0)
+        .select((pl.col("rendered_tokens") / pl.col("raw_tokens")).alias("ratio"))
+        .collect()["ratio"]
+        .drop_nulls()
+    )
+    return {
+        "selected_steps": _count(best),
+        "raw_tokens": raw,
+        "selected_tokens": selected,
+        "tokens_saved": raw - selected,
+        "token_ratio": selected / raw if raw else None,
+        "raw_chars": raw_chars,
+        "selected_chars": selected_chars,
+        "observation_tokens_all_steps": observation_tokens,
+        "share_of_observation_tokens_saved": (
+            (raw - selected) / observation_tokens if observation_tokens else None
+        ),
+        "ratio_distribution": _distribution(ratios),
+    }
+
+
+def _distribution(values: pl.Series) -> dict[str, Any]:
+    if values.len() == 0:
+        return {"count": 0}
+    summary: dict[str, Any] = {"count": values.len(), "mean": float(values.mean())}  # type: ignore[arg-type]
+    for q in QUANTILES:
+        summary[f"p{round(q * 100)}"] = float(values.quantile(q, interpolation="linear"))  # type: ignore[arg-type]
+    summary["min"], summary["max"] = float(values.min()), float(values.max())  # type: ignore[arg-type]
+    return summary
+
+
+def _by_source(t: dict[str, pl.LazyFrame]) -> dict[str, dict[str, int]]:
+    """Candidates, validity, passes and selections per source (teacher, rule:<name>)."""
+    key = [*STEP_KEY, "candidate_index"]
+    judged = t["judgements"].select(*key, pl.col("passed").cast(pl.Int64))
+    selected = (
+        t["supervision"]
+        .filter(~pl.col("is_fallback"))
+        .select(key)
+        .with_columns(pl.lit(1, dtype=pl.Int64).alias("selected"))
+    )
+    frame = (
+        t["candidates"]
+        .select(*key, "source", pl.col("valid").cast(pl.Int64))
+        .join(judged, on=key, how="left")
+        .join(selected, on=key, how="left")
+        .group_by("source")
+        .agg(
+            pl.len().alias("candidates"),
+            pl.col("valid").sum(),
+            pl.col("passed").is_not_null().sum().alias("judged"),
+            pl.col("passed").fill_null(0).sum().alias("passed"),
+            pl.col("selected").fill_null(0).sum().alias("selected"),
+        )
+        .sort("source")
+        .collect()
+    )
+    return {row.pop("source"): {k: int(v) for k, v in row.items()} for row in frame.to_dicts()}
+
+
+def _reference_stability(references: pl.LazyFrame) -> dict[str, Any]:
+    """How often two sampled references of a step are the same command (whitespace collapsed),
+    and how close references are to the logged action."""
+    command = pl.col("action").struct.field("command")
+    text = pl.coalesce(command, pl.col("action").struct.field("arguments"))
+    sampled = references.filter(
+        (pl.col("mode") == "sampled") & pl.col("action").is_not_null()
+    ).select(
+        *STEP_KEY,
+        "reference_index",
+        text.str.replace_all(r"\s+", " ").str.strip_chars().alias("text"),
+    )
+    pairs = sampled.join(sampled, on=STEP_KEY, suffix="_b").filter(
+        pl.col("reference_index") < pl.col("reference_index_b")
+    )
+    per_step = (
+        pairs.group_by(STEP_KEY)
+        .agg((pl.col("text") == pl.col("text_b")).mean().alias("agreement"))
+        .collect()["agreement"]
+    )
+    pooled = pairs.select((pl.col("text") == pl.col("text_b")).mean()).collect().item()
+    logged = references.select(pl.col("similarity_to_logged").drop_nulls()).collect()
+    logged_values = logged["similarity_to_logged"]
+    return {
+        "references": _count(references),
+        "reference_format_errors": _count(references, pl.col("format_error")),
+        "steps_with_reference_pairs": per_step.len(),
+        "pairwise_agreement_mean": float(per_step.mean()) if per_step.len() else None,  # type: ignore[arg-type]
+        "pairwise_agreement_pooled": float(pooled) if pooled is not None else None,
+        "similarity_to_logged_mean": (
+            float(logged_values.mean()) if logged_values.len() else None  # type: ignore[arg-type]
+        ),
+        "exact_match_to_logged": (
+            float((logged_values >= 1.0).mean()) if logged_values.len() else None  # type: ignore[arg-type]
+        ),
+    }
+
+
+def _early_exit(t: dict[str, pl.LazyFrame]) -> dict[str, Any]:
+    """Judgements that shortest-first early exit made unnecessary, on the steps that were judged.
+
+    An exhaustive run judges every valid, non-duplicate candidate of those steps.
+    """
+    judged_steps = t["judgements"].select(STEP_KEY).unique()
+    judgeable = _count(
+        t["candidates"]
+        .filter(pl.col("valid") & pl.col("duplicate_of").is_null())
+        .join(judged_steps, on=STEP_KEY, how="semi")
+    )
+    judged = _count(t["judgements"])
+    agent_requests = int(t["judgements"].select(pl.col("attempts").sum()).collect().item() or 0)
+    return {
+        "judgeable_candidates": judgeable,
+        "judged_candidates": judged,
+        "judgements_saved": max(judgeable - judged, 0),
+        "agent_requests_for_judgements": agent_requests,
+    }
+
+
+def _usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The request accounting as given (e.g. `UsageLedger.as_dict()`: totals and per stage),
+    with `cache_hit_rate` added to every level that counts cache hits and misses."""
+    result: dict[str, Any] = {}
+    for key, value in (usage or {}).items():
+        result[key] = _usage(value) if isinstance(value, Mapping) else value
+    hits, misses = result.get("cache_hits"), result.get("cache_misses")
+    if isinstance(hits, int) and isinstance(misses, int) and hits + misses > 0:
+        result.setdefault("cache_hit_rate", hits / (hits + misses))
+    return result
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become null, tuples lists, other objects strings."""
+    if isinstance(value, Mapping):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return str(value)  # paths, enums and the like
+
+
+# --- markdown ------------------------------------------------------------------------------
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """A readable summary: one section per report key, tables for nested mappings."""
+    lines = ["# nap-builder run report", "", summary_line(report), ""]
+    scalars = {k: v for k, v in report.items() if not isinstance(v, Mapping)}
+    for section, value in report.items():
+        if isinstance(value, Mapping):
+            lines += [f"## {_title(section)}", "", *_md_block(value), ""]
+    if scalars:
+        lines += ["## other figures", "", *_md_block(scalars), ""]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).rstrip() + "\n"
+
+
+def summary_line(report: Mapping[str, Any]) -> str:
+    """One sentence with the headline figures, for the console and the top of report.md."""
+    totals = report.get("totals", {})
+    compression = report.get("compression", {})
+    ratio = compression.get("token_ratio")
+    saved = f", tokens -{1 - ratio:.0%} on selected steps" if ratio is not None else ""
+    cost = report.get("usage", {}).get("cost_usd")
+    spent = f", cost ${cost:.4f}" if isinstance(cost, int | float) else ""
+    return (
+        f"{totals.get('trajectories', 0)} trajectories, {totals.get('eligible_steps', 0)} eligible "
+        f"steps, {totals.get('candidates', 0)} candidates ({totals.get('valid_candidates', 0)} "
+        f"valid, {totals.get('passing_candidates', 0)} passing), "
+        f"{totals.get('selected_steps', 0)} steps selected "
+        f"({report.get('dropped_steps', {}).get('total', 0)} dropped){saved}{spent}."
+    )
+
+
+def _md_block(value: Any) -> list[str]:
+    if not isinstance(value, Mapping):
+        return [_fmt(value)]
+    if not value:
+        return ["(none)"]
+    if _is_row_table(value):
+        return _md_rows(value)
+    scalars = {k: v for k, v in value.items() if not isinstance(v, Mapping)}
+    nested = {k: v for k, v in value.items() if isinstance(v, Mapping)}
+    lines: list[str] = []
+    if scalars:
+        lines += ["| figure | value |", "| --- | ---: |"]
+        lines += [f"| {_title(k)} | {_fmt(v)} |" for k, v in scalars.items()]
+        lines.append("")
+    for key, sub in nested.items():
+        lines += [f"**{_title(key)}**", ""]
+        lines += _md_block(sub)
+        lines.append("")
+    return lines
+
+
+def _is_row_table(value: Mapping[str, Any]) -> bool:
+    rows = list(value.values())
+    return bool(rows) and all(
+        isinstance(r, Mapping) and not any(isinstance(v, Mapping) for v in r.values()) for r in rows
+    )
+
+
+def _md_rows(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A mapping name -> {column: value} as one table (e.g. usage per model)."""
+    columns: list[str] = []
+    for row in rows.values():
+        columns += [c for c in row if c not in columns]
+    lines = [
+        "| name | " + " | ".join(_title(c) for c in columns) + " |",
+        "| --- |" + " ---: |" * len(columns),
+    ]
+    for name, row in rows.items():
+        lines.append(f"| {name} | " + " | ".join(_fmt(row.get(c)) for c in columns) + " |")
+    return lines
+
+
+def _title(key: str) -> str:
+    return str(key).replace("_", " ")
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4f}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, list):
+        return ", ".join(_fmt(v) for v in value)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

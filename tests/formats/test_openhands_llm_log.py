@@ -1,0 +1,129 @@
+"""OpenHands LLM completion-log adapter: the messages must be exactly what the model saw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builder.formats import detect
+from builder.formats.base import Source
+from builder.formats.openhands_llm_log import ADAPTER
+from schemas.quarantine import QuarantineRecord
+from schemas.trajectories import TrajectoryRecord
+
+SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
+LOG = next((SAMPLES / "openhands-llm-log").glob("*.json"))
+
+
+def sample_files() -> list[Path]:
+    return sorted(p for p in SAMPLES.rglob("*") if p.suffix in {".json", ".jsonl", ".traj"})
+
+
+def load(path: Path) -> TrajectoryRecord:
+    (record,) = list(ADAPTER.load(Source(path)))
+    assert isinstance(record, TrajectoryRecord), record
+    return record
+
+
+def raw_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    assert isinstance(content, list)
+    return "\n".join(p["text"] for p in content if p.get("type") == "text")
+
+
+@pytest.mark.parametrize("path", sample_files(), ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_detects_only_llm_logs(path: Path) -> None:
+    assert ADAPTER.detect(Source(path)) is (path.resolve() == LOG.resolve())
+
+
+def test_registry_picks_this_adapter() -> None:
+    assert detect(Source(LOG)).name == "openhands-llm-log"
+
+
+def test_sample_counts() -> None:
+    # jq -c '[(.messages|length), ([.messages[].tool_calls // []|length]|add),
+    #   ([.messages[]|select(.role=="tool")]|length), ([.messages[].tool_calls // []|.[]
+    #   |select(.function.name=="terminal")]|length), (.response.choices[0].message.tool_calls
+    #   |length)]' -> [12,5,5,2,1]: 12 context messages + 1 response message = 13 messages,
+    #   5 + 1 tool calls, 5 tool messages, 2 terminal (shell) calls (the reply is `finish`).
+    record = load(LOG)
+    msgs = record.messages
+    assert len(msgs) == 13
+    assert sum(len(m.tool_calls) for m in msgs) == 6
+    assert sum(m.role == "tool" for m in msgs) == 5
+    shell = [a for m in msgs for a in ADAPTER.parse_action(m) if a.command is not None]
+    assert [a.command for a in shell] == ["pwd && ls -la", "python hello.py"]
+    assert record.fidelity == "exact"
+
+
+def test_messages_equal_the_source_exactly() -> None:
+    raw = json.loads(LOG.read_text())
+    expected = [*raw["messages"], raw["response"]["choices"][0]["message"]]
+    msgs = load(LOG).messages
+    assert len(msgs) == len(expected)
+    for got, want in zip(msgs, expected, strict=True):
+        assert got.role == want["role"]
+        assert got.content == raw_text(want["content"])
+        if isinstance(want["content"], list):  # the parts survive for exact replay
+            assert json.loads(got.content_parts or "null") == want["content"]
+        want_calls = [
+            (c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in want.get("tool_calls") or []
+        ]
+        assert [(c.id, c.name, c.arguments) for c in got.tool_calls] == want_calls
+        assert got.tool_call_id == want.get("tool_call_id")
+        assert got.name == want.get("name")
+
+
+def test_run_fields_and_per_call_metadata() -> None:
+    record = load(LOG)
+    raw = json.loads(LOG.read_text())
+    assert record.tools is not None
+    assert [t["function"]["name"] for t in json.loads(record.tools)] == [
+        t["function"]["name"] for t in raw["tools"]
+    ]
+    assert record.system_prompt is not None
+    assert record.system_prompt.startswith("You are OpenHands agent")
+    assert (
+        record.task
+        == "Hello! Can you create a new Python file named hello.py that prints 'Hello, World!'?"
+    )
+    assert record.agent_model == "litellm_proxy/claude-sonnet-4-20250514"
+    assert record.harness_version == "1.0.0"
+    metadata = json.loads(record.metadata)
+    assert metadata["call_cost_usd"] == pytest.approx(0.023172)
+    assert record.cost_usd is None  # one call's cost is not the run's cost
+
+
+def test_status_lines_are_the_suffix() -> None:
+    observation = load(LOG).messages[11]
+    prefix, payload, suffix = ADAPTER.split_observation(observation)
+    assert payload == "Hello, World!"
+    assert suffix.startswith("\n[The command completed with exit code 0.]\n[Current working")
+    assert prefix + payload + suffix == observation.content
+
+
+def test_broken_logs_are_quarantined(tmp_path: Path) -> None:
+    truncated = tmp_path / "log.json"
+    truncated.write_text(LOG.read_text()[:500])
+    (bad,) = list(ADAPTER.load(Source(truncated)))
+    assert isinstance(bad, QuarantineRecord) and bad.error_kind == "invalid_json"
+    raw = json.loads(LOG.read_text())
+    raw["messages"][3] = {"role": "robot", "content": "?"}
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(raw))
+    (bad,) = list(ADAPTER.load(Source(wrong)))
+    assert isinstance(bad, QuarantineRecord) and bad.error_kind == "wrong_shape"
+    assert "message 3" in bad.message and str(wrong) in bad.message
+
+
+@pytest.mark.parametrize("path", sample_files(), ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_forcing_this_format_on_other_samples_only_quarantines(path: Path) -> None:
+    if path.resolve() == LOG.resolve():
+        pytest.skip("a sample of this format")
+    results = list(ADAPTER.load(Source(path)))
+    assert results
+    assert all(isinstance(r, QuarantineRecord) for r in results)

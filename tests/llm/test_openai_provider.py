@@ -1,0 +1,153 @@
+"""OpenAIProvider against a real local OpenAI-compatible server: wire shape and adaptation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from builder.errors import ConfigError
+from builder.llm.openai_provider import PLACEHOLDER_KEY, OpenAIProvider
+from builder.llm.protocol import ChatRequest, ChatResponse
+from schemas.trajectories import Message, ToolCall
+from tests.llm.servers import FakeAPIServer
+
+SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+TOOLS = (
+    {
+        "type": "function",
+        "function": {"name": "bash", "parameters": {"type": "object", "properties": {}}},
+    },
+)
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-provider")
+
+
+def complete(provider: OpenAIProvider, request: ChatRequest) -> ChatResponse:
+    return asyncio.run(provider.complete(request))
+
+
+def complete_twice(provider: OpenAIProvider, request: ChatRequest) -> list[ChatResponse]:
+    """Two calls in sequence on one event loop (the SDK's connections belong to a loop)."""
+
+    async def twice() -> list[ChatResponse]:
+        return [await provider.complete(request), await provider.complete(request)]
+
+    return asyncio.run(twice())
+
+
+def test_messages_are_sent_in_openai_shape_with_content_parts_as_is() -> None:
+    parts = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    messages = (
+        Message("system", "Be terse.", is_demo=True),
+        Message("user", "look", content_parts=json.dumps(parts), name="ana"),
+        Message("assistant", "", tool_calls=[ToolCall("c1", "bash", '{"cmd": "ls"}')]),
+        Message("tool", "a.py", tool_call_id="c1", name="bash"),
+    )
+    request = ChatRequest(
+        messages, tools=TOOLS, temperature=0.3, top_p=0.9, max_tokens=50, seed=4, stop=("END",)
+    )
+    with FakeAPIServer() as server:
+        complete(OpenAIProvider("gpt-test", base_url=server.base_url), request)
+        sent = server.requests[0]
+    assert sent["messages"] == [
+        {"role": "system", "content": "Be terse."},
+        {"role": "user", "content": parts, "name": "ana"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"cmd": "ls"}'}}
+            ],
+        },
+        {"role": "tool", "content": "a.py", "tool_call_id": "c1"},
+    ]
+    assert sent["tools"] == list(TOOLS)
+    assert (sent["temperature"], sent["top_p"], sent["max_tokens"]) == (0.3, 0.9, 50)
+    assert (sent["seed"], sent["stop"], sent["model"]) == (4, ["END"], "gpt-test")
+    assert "n" not in sent and "response_format" not in sent
+
+
+def test_choices_tool_calls_and_usage_are_mapped() -> None:
+    def reply(body: dict[str, Any], index: int, number: int) -> dict[str, Any]:
+        call = {"id": f"call_{index}", "type": "function",
+                "function": {"name": "bash", "arguments": '{"cmd": "pwd"}'}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    request = ChatRequest((Message("user", "x" * 40),), tools=TOOLS, n=2)
+    with FakeAPIServer(text=reply) as server:
+        response = complete(OpenAIProvider("gpt-test", base_url=server.base_url), request)
+        assert server.count == 1 and server.requests[0]["n"] == 2
+    assert [c.tool_calls for c in response.completions] == [
+        (ToolCall("call_0", "bash", '{"cmd": "pwd"}'),),
+        (ToolCall("call_1", "bash", '{"cmd": "pwd"}'),),
+    ]
+    assert [c.finish_reason for c in response.completions] == ["tool_calls", "tool_calls"]
+    assert (response.usage.prompt_tokens, response.usage.cached_prompt_tokens) == (10, 5)
+    assert response.usage.completion_tokens == 6
+
+
+def test_a_server_that_ignores_n_gets_one_seeded_request_per_sample() -> None:
+    request = ChatRequest((Message("user", "hi"),), n=3, seed=10)
+    with FakeAPIServer(honour_n=False) as server:
+        provider = OpenAIProvider("gemma", base_url=server.base_url)
+        first, second = complete_twice(provider, request)
+        assert server.count == 6
+        assert [r.get("seed") for r in server.requests[:3]] == [10, 11, 12]
+        assert [r.get("seed") for r in server.requests[3:]] == [10, 11, 12]
+        assert all("n" not in r for r in server.requests[3:])
+    assert provider.capabilities.n is False
+    assert sorted(c.text for c in first.completions) == [
+        "reply 1.0 seed=10", "reply 2.0 seed=11", "reply 3.0 seed=12"
+    ]
+    assert len(second.completions) == 3
+
+
+def test_a_server_that_honours_n_is_recorded_as_such() -> None:
+    with FakeAPIServer() as server:
+        provider = OpenAIProvider("gpt-test", base_url=server.base_url)
+        response = complete(provider, ChatRequest((Message("user", "hi"),), n=4))
+        assert server.count == 1
+    assert provider.capabilities.n is True
+    assert len({c.text for c in response.completions}) == 4
+
+
+def test_json_schema_is_asked_first_and_recorded_when_accepted() -> None:
+    request = ChatRequest((Message("user", "ok?"),), json_schema=SCHEMA)
+    with FakeAPIServer(text=lambda body, i, n: '{"ok": true}') as server:
+        provider = OpenAIProvider("gpt-test", base_url=server.base_url)
+        response = complete(provider, request)
+        assert server.requests[0]["response_format"] == {
+            "type": "json_schema",
+            "json_schema": {"name": "response", "schema": SCHEMA},
+        }
+    assert provider.capabilities.response_format == "json_schema"
+    assert json.loads(response.completions[0].text) == {"ok": True}
+
+
+def test_a_server_that_rejects_json_schema_gets_json_object_with_the_schema() -> None:
+    request = ChatRequest((Message("user", "ok?"),), json_schema=SCHEMA)
+    with FakeAPIServer(reject_json_schema=True) as server:
+        provider = OpenAIProvider("gemma", base_url=server.base_url)
+        complete_twice(provider, request)  # the fallback is remembered: one request the 2nd time
+        assert [r["response_format"]["type"] for r in server.requests] == [
+            "json_schema", "json_object", "json_object"
+        ]
+        assert server.requests[2]["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert provider.capabilities.response_format == "json_object"
+
+
+def test_openai_itself_needs_a_key_but_a_self_hosted_server_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ConfigError, match="set OPENAI_API_KEY"):
+        OpenAIProvider("gpt-4o")
+    with FakeAPIServer() as server:
+        complete(OpenAIProvider("m", base_url=server.base_url), ChatRequest((Message("user", "a"),)))
+        assert server.headers[0]["authorization"] == f"Bearer {PLACEHOLDER_KEY}"

@@ -1,0 +1,154 @@
+"""Dataset folder layout: configs, deterministic disjoint splits, scrubbing, `load_dataset`."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from builder.errors import PublishError
+from builder.publish.layout import build_dataset_folder, split_of
+from builder.scrub import Scrubber
+
+SPLITS = {"train": 0.9, "validation": 0.05, "test": 0.05}
+
+
+def _rows_by_split(dest: Path, config: str) -> dict[str, list[dict]]:
+    rows: dict[str, list[dict]] = defaultdict(list)
+    for path in sorted((dest / "data" / config).glob("*.parquet")):
+        rows[path.name.split("-")[0]] += pq.read_table(path).to_pylist()
+    return rows
+
+
+def test_layout_has_one_folder_per_config_with_numbered_split_shards(
+    run_output: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "ds"
+    summary = build_dataset_folder(run_output, dest, max_rows_per_shard=40, batch_size=16)
+    assert sorted(p.name for p in (dest / "data").iterdir()) == ["candidates", "preferences", "sft"]
+    sft_train = sorted(p.name for p in (dest / "data" / "sft").glob("train-*.parquet"))
+    assert len(sft_train) >= 2  # 40-row shards
+    total = len(sft_train)
+    assert sft_train == [f"train-{i:05d}-of-{total:05d}.parquet" for i in range(total)]
+    assert summary.files == sorted(
+        p.relative_to(dest).as_posix() for p in (dest / "data").rglob("*.parquet")
+    )
+    assert sorted(p.name for p in (dest / "plots").iterdir()) == [
+        "compression_ratio.png",
+        "pass_rate_by_intent.png",
+    ]
+    assert (dest / "README.md").read_text().startswith("---\n")
+    assert not (dest / ".staging").exists()
+
+
+def test_every_input_row_is_published_once_and_temp_shards_are_ignored(
+    run_output: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "ds"
+    summary = build_dataset_folder(run_output, dest)
+    inputs = {"sft": "supervision", "preferences": "preferences", "candidates": "candidates"}
+    for config, table in inputs.items():
+        expected = sum(
+            pq.read_table(p).num_rows for p in (run_output / table).glob("shard-*.parquet")
+        )
+        published = _rows_by_split(dest, config)
+        assert sum(len(r) for r in published.values()) == expected
+        assert summary.configs[config].rows == {s: len(r) for s, r in published.items()}
+
+
+def test_no_trajectory_is_in_two_splits_and_all_configs_agree(
+    run_output: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "ds"
+    build_dataset_folder(run_output, dest, splits={"train": 0.6, "validation": 0.2, "test": 0.2})
+    seen: dict[str, str] = {}
+    for config in ("sft", "preferences", "candidates"):
+        for split, rows in _rows_by_split(dest, config).items():
+            for row in rows:
+                assert seen.setdefault(row["trajectory_id"], split) == split
+    assert len(seen) == 40
+    assert set(seen.values()) == {"train", "validation", "test"}
+
+
+def test_split_assignment_is_deterministic_and_follows_the_ratios() -> None:
+    ids = [f"t{i}" for i in range(4000)]
+    first = [split_of(i, SPLITS) for i in ids]
+    assert first == [split_of(i, SPLITS) for i in ids]
+    share = {s: first.count(s) / len(ids) for s in SPLITS}
+    assert share["train"] == pytest.approx(0.9, abs=0.02)
+    assert share["validation"] == pytest.approx(0.05, abs=0.015)
+    assert share["test"] == pytest.approx(0.05, abs=0.015)
+    assert [split_of(i, SPLITS, seed=1) for i in ids] != first  # the seed reshuffles
+    assert {split_of(i, {"train": 1.0, "test": 0.0}) for i in ids} == {"train"}
+
+
+def test_rebuilding_gives_identical_files(run_output: Path, tmp_path: Path) -> None:
+    out = run_output
+    first, second = tmp_path / "ds1", tmp_path / "ds2"
+    build_dataset_folder(out, first)
+    build_dataset_folder(out, second)
+    names = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_published_files_hold_no_secret_and_redactions_are_counted(
+    run_output: Path, tmp_path: Path, seeded_secret: str
+) -> None:
+    dest = tmp_path / "ds"
+    summary = build_dataset_folder(run_output, dest, scrubber=Scrubber())
+    text = []
+    for config in ("sft", "preferences", "candidates"):
+        for rows in _rows_by_split(dest, config).values():
+            text.append(repr(rows))
+    joined = "\n".join(text)
+    assert seeded_secret not in joined
+    assert "[REDACTED:github_token]" in joined
+    assert summary.redactions == {"github_token": 120}  # sft prompt + sft messages + preferences
+    assert seeded_secret not in (dest / "README.md").read_text()
+
+
+def test_republishing_replaces_stale_shards(run_output: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "ds"
+    build_dataset_folder(run_output, dest, max_rows_per_shard=10, batch_size=10)
+    many = len(list((dest / "data").rglob("*.parquet")))
+    build_dataset_folder(run_output, dest)
+    assert len(list((dest / "data").rglob("*.parquet"))) < many
+    assert len(list((dest / "data" / "sft").glob("train-*"))) == 1
+
+
+def test_missing_tables_and_missing_trajectory_id_are_clear_errors(
+    tmp_path: Path, run_output_factory: Callable[..., Path]
+) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PublishError, match="no Parquet shards"):
+        build_dataset_folder(tmp_path / "empty", tmp_path / "ds")
+    out = run_output_factory(tmp_path / "x", trajectories=3)
+    for path in (out / "candidates").glob("*.parquet"):
+        table = pq.read_table(path)
+        pq.write_table(table.drop_columns(["trajectory_id"]), path)
+    with pytest.raises(PublishError, match="trajectory_id"):
+        build_dataset_folder(out, tmp_path / "ds")
+    with pytest.raises(PublishError, match="sum"):
+        build_dataset_folder(out, tmp_path / "ds", splits={"train": 0.5})
+
+
+def test_datasets_loads_every_config_offline(
+    run_output: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from datasets import load_dataset
+
+    dest = tmp_path / "ds"
+    summary = build_dataset_folder(run_output, dest)
+    for config, layout in summary.configs.items():
+        loaded = load_dataset(str(dest), config, cache_dir=str(tmp_path / "cache"))
+        assert {s: d.num_rows for s, d in loaded.items()} == layout.rows
+        assert loaded["train"].column_names == layout.schema.names
+    sft = load_dataset(str(dest), "sft", split="train", cache_dir=str(tmp_path / "cache"))
+    assert sft[0]["messages"][1] == {"role": "assistant", "content": "ok"}
