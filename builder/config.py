@@ -46,7 +46,9 @@ class InputSpec(_Model):
         "working directory; a relative path that does not exist and looks like `owner/name` is "
         "a Hub id (write `./owner/name` to force a local path)."
     )
-    format: str = Field("auto", description="Format adapter name, or `auto` to detect per file.")
+    format: str = Field(
+        default="auto", description="Format adapter name, or `auto` to detect per file."
+    )
     options: dict[str, Any] = Field(
         default_factory=dict,
         description="Adapter options, e.g. the column mapping of a Hugging Face dataset.",
@@ -58,18 +60,32 @@ class InputSpec(_Model):
         """`inputs: [data/]` is shorthand for `inputs: [{path: data/}]`."""
         return {"path": value} if isinstance(value, str) else value
 
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, value: str) -> str:
+        from builder.formats import format_names  # imports every adapter: only when checking
+
+        names = format_names()
+        if value != "auto" and value not in names:
+            raise ValueError(
+                f"unknown format; allowed values: 'auto', {', '.join(map(repr, names))}"
+            )
+        return value
+
 
 class EligibilityConfig(_Model):
     """Which observations are worth compressing (DESIGN.md, "Eligible observations")."""
 
     min_tokens: int = Field(
-        256, ge=0, description="Minimum cl100k tokens of the line-numbered observation."
+        default=256, ge=0, description="Minimum cl100k tokens of the line-numbered observation."
     )
     require_focus: bool = Field(
-        False, description="Skip steps whose action carries no context-focus question."
+        default=False, description="Skip steps whose action carries no context-focus question."
     )
     max_observation_chars: int = Field(
-        1_000_000, ge=1, description="Larger observations are skipped (too big for any context)."
+        default=1_000_000,
+        ge=1,
+        description="Larger observations are skipped (too big for any context).",
     )
 
 
@@ -77,22 +93,25 @@ class EndpointConfig(_Model):
     """A model endpoint; shared by the teacher and the agent."""
 
     provider: Provider = Field(
-        "local-server",
+        default="local-server",
         description="`local` runs the embedded GGUF in-process, `local-server` starts (or, with "
         "base_url, reuses) a llama.cpp server on 127.0.0.1; `openai` also covers any "
         "OpenAI-compatible server (vLLM, SGLang) through base_url.",
     )
-    model: str = Field(LOCAL_MODEL, min_length=1, description="Model name sent to the endpoint.")
+    model: str = Field(
+        default=LOCAL_MODEL, min_length=1, description="Model name sent to the endpoint."
+    )
     base_url: str | None = Field(
-        None, description="Endpoint URL; null means the provider's default (or the managed server)."
+        default=None,
+        description="Endpoint URL; null means the provider's default (or the managed server).",
     )
     api_key_env: str | None = Field(
-        None,
+        default=None,
         description="Name of the environment variable holding the API key (never the key itself); "
         "null means the provider's usual variable (OPENAI_API_KEY, ANTHROPIC_API_KEY).",
     )
-    temperature: float = Field(1.0, ge=0.0, le=2.0, description="Sampling temperature.")
-    max_tokens: int = Field(1024, ge=1, description="Maximum new tokens per completion.")
+    temperature: float = Field(default=1.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_tokens: int = Field(default=1024, ge=1, description="Maximum new tokens per completion.")
 
     @field_validator("api_key_env")
     @classmethod
@@ -107,9 +126,14 @@ class EndpointConfig(_Model):
 class TeacherConfig(EndpointConfig):
     """The compressor teacher that proposes candidate compressions."""
 
-    samples: int = Field(8, ge=1, description="Teacher samples (K) per eligible observation.")
+    samples: int = Field(
+        default=8, ge=1, description="Teacher samples (K) per eligible observation."
+    )
     temperature: float = Field(
-        1.0, ge=0.0, le=2.0, description="Sampling temperature; high for diverse candidates."
+        default=1.0,
+        ge=0.0,
+        le=2.0,
+        description="Sampling temperature; high for diverse candidates.",
     )
     rules: list[str] = Field(
         default_factory=list,
@@ -121,10 +145,13 @@ class AgentConfig(EndpointConfig):
     """The agent model whose next action must be preserved."""
 
     temperature: float = Field(
-        0.0, ge=0.0, le=2.0, description="Temperature of the candidate action (greedy by default)."
+        default=0.0,
+        ge=0.0,
+        le=2.0,
+        description="Temperature of the candidate action (greedy by default).",
     )
     format_retries: int = Field(
-        2, ge=0, description="Re-asks when a reply holds no parseable action."
+        default=2, ge=0, description="Re-asks when a reply holds no parseable action."
     )
 
 
@@ -132,61 +159,79 @@ class ReferencesConfig(_Model):
     """What "the agent's next action" is compared against."""
 
     mode: Literal["sampled", "logged"] = Field(
-        "sampled",
+        default="sampled",
         description="`sampled` re-asks the agent on the raw context; `logged` uses the logged "
         "next action (one reference, no requests).",
     )
-    samples: int = Field(8, ge=1, description="Reference samples per step in `sampled` mode.")
-    temperature: float = Field(0.7, ge=0.0, le=2.0, description="Temperature of references.")
+    samples: int = Field(
+        default=8, ge=1, description="Reference samples per step in `sampled` mode."
+    )
+    temperature: float = Field(
+        default=0.7, ge=0.0, le=2.0, description="Temperature of references."
+    )
 
 
 class GateConfig(_Model):
     """The next-action-preservation gate."""
 
     similarity: Literal["exact", "normalized", "semantic"] = Field(
-        "semantic",
+        default="semantic",
         description="Action similarity: exact string, equal after whitespace collapse, or "
         "parsed-command semantic similarity.",
     )
     aggregate: Literal["mean_top_k", "max", "mean"] = Field(
-        "mean_top_k", description="How similarities to the references become one score."
+        default="mean_top_k", description="How similarities to the references become one score."
     )
-    top_k: int = Field(3, ge=1, description="k of `mean_top_k`.")
-    threshold: float = Field(0.65, ge=0.0, le=1.0, description="Pass when aggregate >= this.")
+    top_k: int = Field(default=3, ge=1, description="k of `mean_top_k`.")
+    threshold: float = Field(
+        default=0.65, ge=0.0, le=1.0, description="Pass when aggregate >= this."
+    )
 
 
 class SelectionConfig(_Model):
     """Which passing candidates become supervision."""
 
-    max_per_step: int = Field(4, ge=1, description="Shortest passing candidates kept per step.")
+    max_per_step: int = Field(
+        default=4, ge=1, description="Shortest passing candidates kept per step."
+    )
     fallback: Literal["drop", "unchanged"] = Field(
-        "drop",
+        default="drop",
         description="When no candidate passes: drop the step, or emit an `unchanged` target.",
     )
     exhaustive: bool = Field(
-        False,
+        default=False,
         description="Judge every candidate; by default judging goes shortest-first and stops "
         "after max_per_step passes (same supervision, fewer agent requests).",
     )
     max_preference_pairs: int | None = Field(
-        4, ge=0, description="Preference pairs per step (null: every passing x failing pair)."
+        default=4,
+        ge=0,
+        description="Preference pairs per step (null: every passing x failing pair).",
     )
 
 
 class LimitsConfig(_Model):
     """Request scheduling and spending limits."""
 
-    concurrency: int = Field(8, ge=1, description="Requests in flight at once.")
-    requests_per_minute: int | None = Field(None, ge=1, description="Rate limit (null: none).")
-    tokens_per_minute: int | None = Field(None, ge=1, description="Token rate limit (null: none).")
+    concurrency: int = Field(default=8, ge=1, description="Requests in flight at once.")
+    requests_per_minute: int | None = Field(
+        default=None, ge=1, description="Rate limit (null: none)."
+    )
+    tokens_per_minute: int | None = Field(
+        default=None, ge=1, description="Token rate limit (null: none)."
+    )
     budget_usd: float | None = Field(
-        None, ge=0, description="Stop scheduling new work once this much is spent (null: none)."
+        default=None,
+        ge=0,
+        description="Stop scheduling new work once this much is spent (null: none).",
     )
     budget_tokens: int | None = Field(
-        None, ge=0, description="Same as budget_usd, in prompt + completion tokens."
+        default=None, ge=0, description="Same as budget_usd, in prompt + completion tokens."
     )
-    timeout_s: float = Field(120.0, gt=0, description="Timeout of one request, in seconds.")
-    max_retries: int = Field(5, ge=0, description="Retries of a transient error (429, 5xx).")
+    timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one request, in seconds.")
+    max_retries: int = Field(
+        default=5, ge=0, description="Retries of a transient error (429, 5xx)."
+    )
 
 
 class Price(_Model):
@@ -194,7 +239,9 @@ class Price(_Model):
 
     input: float = Field(ge=0, description="Price of a million uncached prompt tokens.")
     cached_input: float | None = Field(
-        None, ge=0, description="Price of a million cached prompt tokens (null: same as input)."
+        default=None,
+        ge=0,
+        description="Price of a million cached prompt tokens (null: same as input).",
     )
     output: float = Field(ge=0, description="Price of a million completion tokens.")
 
@@ -209,9 +256,11 @@ class Price(_Model):
 class CacheConfig(_Model):
     """The request cache that makes reruns and resumes free."""
 
-    enabled: bool = Field(True, description="Cache every model request by its full content.")
+    enabled: bool = Field(
+        default=True, description="Cache every model request by its full content."
+    )
     dir: str | None = Field(
-        None,
+        default=None,
         description="Cache folder; null means OUT/cache so that a run folder is self-contained. "
         "Point several runs at one folder to share answers.",
     )
@@ -221,25 +270,30 @@ class OutputConfig(_Model):
     """Where and how the tables are written."""
 
     dir: str = Field(
-        "out", description="Output folder (OUT); relative to the config file when set there."
+        default="out",
+        description="Output folder (OUT); relative to the config file when set there.",
     )
-    shard_size: int = Field(16, ge=1, description="Trajectories per shard (the unit of resume).")
-    progress: bool = Field(True, description="Show progress bars (only when stderr is a TTY).")
+    shard_size: int = Field(
+        default=16, ge=1, description="Trajectories per shard (the unit of resume)."
+    )
+    progress: bool = Field(
+        default=True, description="Show progress bars (only when stderr is a TTY)."
+    )
 
 
 class PublishConfig(_Model):
     """The Hugging Face dataset layout and upload."""
 
     repo: str | None = Field(
-        None, pattern=r"^[\w.-]+/[\w.-]+$", description="Hub dataset repo `org/name`."
+        default=None, pattern=r"^[\w.-]+/[\w.-]+$", description="Hub dataset repo `org/name`."
     )
-    private: bool = Field(True, description="Create the Hub repo as private.")
+    private: bool = Field(default=True, description="Create the Hub repo as private.")
     splits: dict[str, float] = Field(
         default_factory=lambda: {"train": 0.9, "validation": 0.05, "test": 0.05},
         description="Split name -> fraction of trajectories (made by trajectory, deterministic).",
     )
     license: str = Field(
-        "other", description="Licence id for the dataset card (mind the inputs' licences)."
+        default="other", description="Licence id for the dataset card (mind the inputs' licences)."
     )
 
     @field_validator("splits")
@@ -260,8 +314,8 @@ class PublishConfig(_Model):
 class ScrubConfig(_Model):
     """Secret redaction before remote requests and before publishing."""
 
-    enabled: bool = Field(True, description="Redact credentials (keys, tokens, passwords).")
-    emails: bool = Field(False, description="Also redact email addresses.")
+    enabled: bool = Field(default=True, description="Redact credentials (keys, tokens, passwords).")
+    emails: bool = Field(default=False, description="Also redact email addresses.")
 
 
 class PipelineConfig(_Model):
@@ -272,7 +326,8 @@ class PipelineConfig(_Model):
         default_factory=EligibilityConfig, description="Which steps are compressible."
     )
     teacher: TeacherConfig = Field(
-        default_factory=TeacherConfig, description="Compressor teacher endpoint and sampling."
+        default_factory=TeacherConfig,
+        description="Compressor teacher endpoint and sampling.",
     )
     agent: AgentConfig = Field(
         default_factory=AgentConfig, description="Agent endpoint used for the gate."
@@ -292,7 +347,7 @@ class PipelineConfig(_Model):
     output: OutputConfig = Field(default_factory=OutputConfig, description="Output tables.")
     publish: PublishConfig = Field(default_factory=PublishConfig, description="Dataset publish.")
     scrub: ScrubConfig = Field(default_factory=ScrubConfig, description="Secret scrubbing.")
-    seed: int = Field(0, description="Seed of every sampled request and of the splits.")
+    seed: int = Field(default=0, description="Seed of every sampled request and of the splits.")
 
     @model_validator(mode="after")
     def _budget_needs_prices(self) -> PipelineConfig:

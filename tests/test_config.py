@@ -94,7 +94,7 @@ def test_scalar_nested_and_list_overrides_are_parsed_as_yaml(
             "teacher.samples=3",
             "selection.exhaustive=true",
             "publish.repo=null",
-            "inputs=[{path: other/, format: swe_agent}, {path: more/}]",
+            "inputs=[{path: other/, format: swe-agent}, {path: more/}]",
             "inputs.1.options={messages: conversation}",
             'prices."gpt-4.1".input=2.5',
             'prices."gpt-4.1".output=10',
@@ -105,7 +105,7 @@ def test_scalar_nested_and_list_overrides_are_parsed_as_yaml(
     assert cfg.selection.exhaustive is True
     assert cfg.publish.repo is None
     assert [i.path for i in cfg.inputs] == [str(workdir / "other"), str(workdir / "more")]
-    assert cfg.inputs[0].format == "swe_agent"
+    assert cfg.inputs[0].format == "swe-agent"
     assert cfg.inputs[1].options == {"messages": "conversation"}
     assert cfg.prices["gpt-4.1"].cost(1_000_000, 0, 100_000) == pytest.approx(3.5)
 
@@ -133,6 +133,14 @@ def test_a_wrong_choice_names_the_key_the_value_and_the_allowed_values(minimal: 
     assert "agent.provider: got 'gemini'; allowed values: 'local', 'local-server', 'openai'" in (
         message
     )
+
+
+def test_an_unknown_input_format_lists_the_adapters(minimal: Path) -> None:
+    with pytest.raises(ConfigError) as exc:
+        load_config(minimal, ["inputs.0.format=swe_agent"])
+    message = str(exc.value)
+    assert "inputs.0.format: unknown format" in message and "'swe_agent'" in message
+    assert "'auto'" in message and "'mini-swe-agent'" in message and "'hf-dataset'" in message
 
 
 def test_out_of_range_values_and_bad_overrides_fail_fast(minimal: Path) -> None:

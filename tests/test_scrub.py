@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
 import random
@@ -17,6 +16,7 @@ import pytest
 
 from builder.scrub import Scrubber
 from schemas.common import from_row, to_table
+from schemas.steps import Action, StepRecord
 from schemas.trajectories import TRAJECTORY_SCHEMA, Message, ToolCall, TrajectoryRecord
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "trajectories"
@@ -204,6 +204,7 @@ def _trajectory_with_secrets() -> tuple[TrajectoryRecord, list[str]]:
         Message("tool", f"OPENAI_API_KEY={openai_key}\n" + "\n".join(rest), tool_call_id="call_1"),
         Message("tool", "done", tool_call_id="call_2"),
     ]
+    aws = by_kind["aws_access_key"][0]
     record = TrajectoryRecord(
         trajectory_id="t-secrets",
         source_format="openai-messages",
@@ -217,6 +218,7 @@ def _trajectory_with_secrets() -> tuple[TrajectoryRecord, list[str]]:
         system_prompt=None,
         tools=None,
         messages=messages,
+        metadata=json.dumps({"env": {"AWS_ACCESS_KEY_ID": aws}}),
     )
     return record, [v for _, v, _ in SEEDED]
 
@@ -246,9 +248,7 @@ def test_no_seeded_secret_survives_in_a_scrubbed_trajectory_written_to_parquet(
     assert all(s in raw_text for s in secrets)  # the fixture really carries every secret
 
     scrubber = Scrubber()
-    clean = dataclasses.replace(
-        record, messages=[scrubber.scrub_message(m) for m in record.messages]
-    )
+    clean = scrubber.scrub_trajectory(record)
     pq.write_table(to_table([clean], TRAJECTORY_SCHEMA), clean_path)
     rows = pq.read_table(clean_path).to_pylist()
     text = _all_strings(rows)
@@ -262,7 +262,38 @@ def test_no_seeded_secret_survives_in_a_scrubbed_trajectory_written_to_parquet(
     assert scrubber.counts["bearer_token"] == 2  # once in the tool call, once in the observation
     assert scrubber.counts["huggingface_token"] == 2  # content_parts and observation
     assert scrubber.counts["private_key"] == 2  # heredoc (JSON-escaped) and observation
+    assert scrubber.counts["aws_access_key"] == 2  # metadata and observation
+    assert json.loads(back.metadata)["env"]["AWS_ACCESS_KEY_ID"] == "[REDACTED:aws_access_key]"
+    assert back.trajectory_id == record.trajectory_id
     assert len(scrubber.counts) >= 20
+
+
+def test_a_step_is_scrubbed_in_its_actions_thought_and_observation() -> None:
+    token = "ghp_" + mixed(ALNUM, 36)
+    db = "postgres://app:Sup3rS3cret99@db:5432/x"
+    action = Action("bash", json.dumps({"command": f"export GH={token}"}), f"export GH={token}", "")
+    step = StepRecord(
+        trajectory_id="t1",
+        step_index=3,
+        action_message_index=5,
+        observation_message_index=6,
+        source_format="mini-swe-agent",
+        harness="mini-swe-agent",
+        action=action,
+        thought=f"I will use {token}",
+        observation=f"DATABASE_URL={db}\nok",
+        next_action=Action("bash", "{}", f"psql {db}", f"psql {db}"),
+        focus_question="what is the db url?",
+    )
+    scrubber = Scrubber()
+    clean = scrubber.scrub_step(step)
+    assert token not in repr(clean) and "Sup3rS3cret99" not in repr(clean)
+    assert clean.action is not None and json.loads(clean.action.arguments)["command"].startswith(
+        "export"
+    )
+    assert (clean.trajectory_id, clean.step_index) == ("t1", 3)
+    assert clean.focus_question == step.focus_question
+    assert scrubber.counts == {"github_token": 3, "url_password": 3}
 
 
 def _sha(text: str) -> str:

@@ -109,6 +109,7 @@ def _tool_unit(tool: str, args: dict) -> Features | None:
         return Features(
             intent=it.SEARCH,
             verb="grep",
+            op="content",
             patterns=frozenset({str(args.get("pattern", ""))}),
             files=frozenset({resolve(path or ".", None)}),
         )
@@ -116,6 +117,7 @@ def _tool_unit(tool: str, args: dict) -> Features | None:
         return Features(
             intent=it.SEARCH,
             verb="find",
+            op="name",
             patterns=frozenset({str(args.get("pattern", ""))}),
             files=frozenset({resolve(path or ".", None)}),
         )
@@ -234,7 +236,7 @@ def _apply_filter(unit: Features, cmd: SimpleCommand) -> Features:
     if prog == "xargs":
         inner = command_features(_xargs_inner(cmd))
         if inner.intent in (it.SEARCH, it.MODIFY, it.READ, it.RUN):
-            return replace(inner, files=unit.files or inner.files, patterns=unit.patterns | inner.patterns)
+            return _narrowed(inner, unit.files or inner.files, unit.patterns)
         return unit
     if prog == "tee" and unit.intent == it.OUTPUT:
         return replace(command_features(cmd), content=unit.content)
@@ -334,7 +336,7 @@ def _cat(prog: str, cmd: SimpleCommand) -> Features:
             content=cmd.heredoc,
         )  # fmt: skip
     files = _paths(pos, cmd.cwd)
-    return Features(intent=it.READ, verb="read", files=files, ranges=(WHOLE,) if files else (), flags=flags)
+    return Features(intent=it.READ, verb=prog, files=files, ranges=(WHOLE,) if files else (), flags=flags)
 
 
 def _head_tail(prog: str, cmd: SimpleCommand) -> Features:
@@ -349,7 +351,7 @@ def _head_tail(prog: str, cmd: SimpleCommand) -> Features:
     else:
         rng = WHOLE
     files = _paths(pos, cmd.cwd)
-    return Features(intent=it.READ, verb="read", files=files, ranges=(rng,), flags=rest)
+    return Features(intent=it.READ, verb=prog, files=files, ranges=(rng,), flags=rest)
 
 
 def _sed(prog: str, cmd: SimpleCommand) -> Features:
@@ -363,7 +365,7 @@ def _sed(prog: str, cmd: SimpleCommand) -> Features:
         return Features(intent=it.MODIFY, verb="sed", op="edit", files=files, old_text=script, content=script)
     ranges = _sed_ranges(script) if "-n" in flags else None
     if ranges:
-        return Features(intent=it.READ, verb="read", files=files, ranges=ranges)
+        return Features(intent=it.READ, verb="sed", files=files, ranges=ranges)
     return Features(intent=it.READ, verb="sed", files=files, patterns=frozenset({script}), ranges=(WHOLE,))
 
 
@@ -401,10 +403,13 @@ def _awk(prog: str, cmd: SimpleCommand) -> Features:
         end = int(hi.group(2)) - (hi.group(1) == "<") if hi else None
         if lo and lo.group(1) == "==" and not hi:
             end = start
-        return Features(intent=it.READ, verb="read", files=paths, ranges=(LineRange(start, end),))
+        return Features(intent=it.READ, verb="awk", files=paths, ranges=(LineRange(start, end),))
     regex = re.fullmatch(r"\s*/(.+)/\s*(\{.*\})?\s*", script, re.S)
     if regex:
-        return Features(intent=it.SEARCH, verb="grep", files=paths, patterns=frozenset({regex.group(1)}))
+        return Features(
+            intent=it.SEARCH, verb="awk", op="content", files=paths,
+            patterns=frozenset({regex.group(1)}),
+        )  # fmt: skip
     return Features(intent=it.READ, verb="awk", files=paths, content=script, ranges=(WHOLE,))
 
 
@@ -419,7 +424,7 @@ def _grep(prog: str, cmd: SimpleCommand) -> Features:
     if "-i" in flags:
         patterns = [p.lower() for p in patterns]
     return Features(
-        intent=it.SEARCH, verb="grep", files=files, patterns=frozenset(patterns),
+        intent=it.SEARCH, verb="grep", op="content", files=files, patterns=frozenset(patterns),
         flags=flags if prog == "grep" else frozenset(),
     )  # fmt: skip
 
@@ -449,9 +454,17 @@ def _find(prog: str, cmd: SimpleCommand) -> Features:
             flags.add(tok)
     files = _paths(starts or ["."], cmd.cwd)
     if inner is not None and inner.intent == it.SEARCH:
-        return replace(inner, files=files, patterns=inner.patterns | patterns)
+        return _narrowed(inner, files, frozenset(patterns))
     intent = it.SEARCH if patterns else it.LIST
-    return Features(intent=intent, verb="find", files=files, patterns=frozenset(patterns), flags=frozenset(flags))
+    return Features(
+        intent=intent, verb="find", op="name" if patterns else None, files=files,
+        patterns=frozenset(patterns), flags=frozenset(flags),
+    )  # fmt: skip
+
+
+def _narrowed(inner: Features, files: frozenset[str], names: frozenset[str]) -> Features:
+    """`find ... -name X | xargs grep P`: a grep over the found files; names become filters."""
+    return replace(inner, files=files, flags=inner.flags | {f"-name={n}" for n in names})
 
 
 def _python(prog: str, cmd: SimpleCommand) -> Features:
@@ -535,19 +548,20 @@ def _swe_open(prog: str, cmd: SimpleCommand) -> Features:
     if prog == "goto" or not pos:
         line = _int(pos[0]) if pos else None
         rng = LineRange(max(1, line - 50), line + 50) if line else WHOLE
-        return Features(intent=it.READ, verb="read", ranges=(rng,))
+        return Features(intent=it.READ, verb="open", ranges=(rng,))
     line = _int(pos[1]) if len(pos) > 1 else None
     rng = LineRange(max(1, line - 50), line + 50) if line else LineRange(1, 100)
-    return Features(intent=it.READ, verb="read", files=_paths(pos[:1], cmd.cwd), ranges=(rng,))
+    return Features(intent=it.READ, verb="open", files=_paths(pos[:1], cmd.cwd), ranges=(rng,))
 
 
 def _swe_search(prog: str, cmd: SimpleCommand) -> Features:
     pos = list(cmd.args)
     pattern = frozenset(pos[:1])
     if prog == "find_file":
-        return Features(intent=it.SEARCH, verb="find", patterns=pattern, files=_paths(pos[1:] or ["."], cmd.cwd))
-    where = pos[1:] or (["."] if prog == "search_dir" else [])
-    return Features(intent=it.SEARCH, verb="grep", patterns=pattern, files=_paths(where, cmd.cwd))
+        where = _paths(pos[1:] or ["."], cmd.cwd)
+        return Features(intent=it.SEARCH, verb="find", op="name", patterns=pattern, files=where)
+    where = _paths(pos[1:] or (["."] if prog == "search_dir" else []), cmd.cwd)
+    return Features(intent=it.SEARCH, verb="grep", op="content", patterns=pattern, files=where)
 
 
 def _editor_cli(prog: str, cmd: SimpleCommand) -> Features:
@@ -568,11 +582,8 @@ def _editor_cli(prog: str, cmd: SimpleCommand) -> Features:
     return editor_features(args)
 
 
-def _simple_intent(intent: str, verb: str):  # type: ignore[no-untyped-def]
-    def handler(prog: str, cmd: SimpleCommand) -> Features:
-        return Features(intent=intent, verb=verb, files=_paths(cmd.args[:1], cmd.cwd))
-
-    return handler
+def _swe_create(prog: str, cmd: SimpleCommand) -> Features:
+    return Features(intent=it.MODIFY, verb="create", op="write", files=_paths(cmd.args[:1], cmd.cwd))
 
 
 _HANDLERS = {
@@ -603,6 +614,6 @@ _HANDLERS = {
     "search_dir": _swe_search,
     "search_file": _swe_search,
     "str_replace_editor": _editor_cli,
-    "create": _simple_intent(it.MODIFY, "write"),
+    "create": _swe_create,
     "submit": lambda prog, cmd: SUBMIT_FEATURES,
 }

@@ -31,7 +31,13 @@ from builder.formats.base import (
     tool_call_action,
     trajectory_id,
 )
-from builder.formats.reconstruct import Transcript, arguments_text, text_message
+from builder.formats.reconstruct import (
+    Transcript,
+    arguments_text,
+    as_int,
+    obj,
+    text_message,
+)
 from schemas.steps import Action
 from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, ToolCall, TrajectoryRecord
 
@@ -54,7 +60,7 @@ def _is_atif(value: Any) -> bool:
 def _call(raw: Any, step_id: Any, index: int) -> ToolCall:
     if not isinstance(raw, dict):
         raise RecordError(f"step {step_id}: tool call {index} is not an object")
-    function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+    function = obj(raw.get("function"))
     call_id = raw.get("tool_call_id") or raw.get("id") or f"call_{step_id}_{index}"
     name = raw.get("function_name") or raw.get("name") or function.get("name") or ""
     arguments = raw.get("arguments", function.get("arguments"))
@@ -209,10 +215,8 @@ class AtifAdapter(BaseAdapter):
         if not messages:
             raise RecordError(f"{source.name}: no steps")
         agent = document["agent"]
-        final = (
-            document.get("final_metrics") if isinstance(document.get("final_metrics"), dict) else {}
-        )
-        extra = document.get("extra") if isinstance(document.get("extra"), dict) else {}
+        final = obj(document.get("final_metrics"))
+        extra = obj(document.get("extra"))
         metadata = {
             "schema_version": document.get("schema_version"),
             "agent": agent,
@@ -237,8 +241,8 @@ class AtifAdapter(BaseAdapter):
             tools=None,
             messages=messages,
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
-            prompt_tokens=final.get("total_prompt_tokens"),
-            completion_tokens=final.get("total_completion_tokens"),
+            prompt_tokens=as_int(final.get("total_prompt_tokens")),
+            completion_tokens=as_int(final.get("total_completion_tokens")),
             api_calls=sum(1 for m in messages if m.role == "assistant") or None,
             fidelity=FIDELITY_RECONSTRUCTED,
             metadata=json.dumps(metadata, sort_keys=True, ensure_ascii=False, default=str),

@@ -25,7 +25,7 @@ from builder.formats.base import (
     quarantine,
     trajectory_id,
 )
-from builder.formats.reconstruct import arguments_text, split_openhands_trailer
+from builder.formats.reconstruct import arguments_text, obj, split_openhands_trailer
 from schemas.trajectories import FIDELITY_EXACT, Message, ToolCall, TrajectoryRecord
 
 NAME = "openhands-llm-log"
@@ -106,7 +106,7 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
         reply = choices[0].get("message") if isinstance(choices, list) and choices else None
         if isinstance(reply, dict):
             messages.append(chat_message({**reply, "role": "assistant"}, f"{source.name} response"))
-        kwargs = log.get("kwargs") if isinstance(log.get("kwargs"), dict) else {}
+        kwargs = obj(log.get("kwargs"))
         tools = log.get("tools") or kwargs.get("tools")
         system = next((m.content for m in messages if m.role == "system"), None)
         task = next((m.content for m in messages if m.role == "user"), None)

@@ -5,9 +5,11 @@ Each action event becomes an assistant message with one tool call (the real call
 assistant message), and each observation a `tool` message paired by `cause` / tool-call id.
 User messages stay user messages, the `system` action is the system prompt; bookkeeping events
 (recall requests, state changes, null observations, condensation) are counted in metadata.
-The old flat form has no ids: there an observation answers the latest unanswered action.
+The old flat form has no ids: there an observation answers the oldest unanswered action.
+A JSON document may also be `{"trajectory": [events]}` (the conversation export).
 Edit observations use `extras.formatted_output_and_error` when present: that is the editor's
-own output, while `content` may be a diff rendered for the UI.
+own output, while `content` may be a diff rendered for the UI. Shell output gets back the
+status lines the model saw (`render_command_output`), which `split_observation` splits off.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from builder.formats.base import (
 from builder.formats.reconstruct import (
     Transcript,
     arguments_text,
+    as_int,
+    obj,
+    render_command_output,
     split_openhands_trailer,
     text_message,
 )
@@ -130,11 +135,15 @@ def _calls_of(message: dict[str, Any]) -> list[ToolCall]:
 
 
 def _observation_text(event: dict[str, Any]) -> str:
-    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
-    formatted = extras.get("formatted_output_and_error") if extras else None
+    extras = obj(event.get("extras"))
+    formatted = extras.get("formatted_output_and_error")
     if isinstance(formatted, str) and formatted:
         return formatted
-    return content_text(event.get("content"))[0]
+    text = content_text(event.get("content"))[0]
+    metadata = extras.get("metadata")
+    if event.get("observation") == "run" and isinstance(metadata, dict):
+        return render_command_output(text, metadata)
+    return text
 
 
 class _Builder:
@@ -292,6 +301,8 @@ class OpenHandsV0Adapter(BaseAdapter):
             return False
         if _is_output_line(value):
             return True
+        if isinstance(value, dict) and set(value) == {"trajectory"}:
+            value = value["trajectory"]
         return (
             not source.is_jsonl
             and isinstance(value, list)
@@ -311,6 +322,8 @@ class OpenHandsV0Adapter(BaseAdapter):
         except InputError as exc:
             yield quarantine(source, None, NAME, exc)
             return
+        if isinstance(document, dict) and set(document) == {"trajectory"}:
+            document = document["trajectory"]
         if isinstance(document, list):
             yield self._safe(source, 0, {"history": document})
         else:
@@ -341,10 +354,10 @@ class OpenHandsV0Adapter(BaseAdapter):
         messages, _ = builder.transcript.finish()
         if not messages:
             raise RecordError("history holds no messages")
-        instance = value.get("instance") if isinstance(value.get("instance"), dict) else {}
-        meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
-        llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else {}
-        metrics = value.get("metrics") if isinstance(value.get("metrics"), dict) else {}
+        instance = obj(value.get("instance"))
+        meta = obj(value.get("metadata"))
+        llm = obj(meta.get("llm_config"))
+        metrics = obj(value.get("metrics"))
         usage = metrics.get("accumulated_token_usage") or {}
         task = instance.get("problem_statement") or value.get("instruction") or builder.task
         native_id = value.get("instance_id")
@@ -380,10 +393,8 @@ class OpenHandsV0Adapter(BaseAdapter):
             exit_status=exit_status,
             resolved=_resolved(value.get("test_result")),
             cost_usd=_number(metrics.get("accumulated_cost")),
-            prompt_tokens=_int(usage.get("prompt_tokens")) if isinstance(usage, dict) else None,
-            completion_tokens=_int(usage.get("completion_tokens"))
-            if isinstance(usage, dict)
-            else None,
+            prompt_tokens=as_int(obj(usage).get("prompt_tokens")),
+            completion_tokens=as_int(obj(usage).get("completion_tokens")),
             api_calls=len(costs) if isinstance(costs, list) else None,
             fidelity=FIDELITY_RECONSTRUCTED,
             metadata=json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str),
@@ -400,10 +411,6 @@ def _resolved(test_result: Any) -> bool | None:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 ADAPTER = OpenHandsV0Adapter()

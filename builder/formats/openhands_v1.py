@@ -5,7 +5,9 @@ content is the logged `thought`; `ObservationEvent`, `AgentErrorEvent` and
 `UserRejectObservation` become `tool` messages paired by `tool_call_id` (or `action_id`).
 An observation whose action is missing from the log gets a synthesized assistant call built
 from the observation's own `tool_name` and `command` (counted in `metadata.synthesized_calls`),
-so the chat stays well formed. State updates feed metadata: the last `stats` gives model,
+so the chat stays well formed. Terminal output gets back the status lines the model saw
+(working directory, interpreter, exit code; `split_observation` splits them off; the error
+header the SDK prepends to failed commands is not rebuilt). State updates feed metadata: the last `stats` gives model,
 tokens and cost, the last `execution_status` the exit status.
 """
 
@@ -28,6 +30,9 @@ from builder.formats.base import (
 from builder.formats.reconstruct import (
     Transcript,
     arguments_text,
+    as_int,
+    obj,
+    render_command_output,
     split_openhands_trailer,
     text_message,
 )
@@ -96,8 +101,8 @@ class _Builder:
         self.pending = []
 
     def _call(self, event: dict[str, Any]) -> ToolCall:
-        raw = event.get("tool_call") if isinstance(event.get("tool_call"), dict) else {}
-        action = event.get("action") if isinstance(event.get("action"), dict) else {}
+        raw = obj(event.get("tool_call"))
+        action = obj(event.get("action"))
         call_id = str(event.get("tool_call_id") or raw.get("id") or f"call_{event['id']}")
         name = event.get("tool_name") or raw.get("name") or action.get("kind") or "unknown"
         if "arguments" in raw:
@@ -119,7 +124,7 @@ class _Builder:
         self.transcript.add(message)
 
     def _on_MessageEvent(self, event: dict[str, Any]) -> None:
-        llm = event.get("llm_message") if isinstance(event.get("llm_message"), dict) else {}
+        llm = obj(event.get("llm_message"))
         role = llm.get("role") or ("user" if event.get("source") == "user" else "assistant")
         content = llm.get("content")
         extended = event.get("extended_content")
@@ -131,12 +136,11 @@ class _Builder:
         self.transcript.add(message)
 
     def _on_ObservationEvent(self, event: dict[str, Any]) -> None:
-        observation = event.get("observation") if isinstance(event.get("observation"), dict) else {}
+        observation = obj(event.get("observation"))
         text, parts = content_text(observation.get("content"))
-        meta = observation.get("metadata") if isinstance(observation.get("metadata"), dict) else {}
-        prefix, suffix = meta.get("prefix") or "", meta.get("suffix") or ""
-        if prefix or suffix:
-            text, parts = f"{prefix}{text}{suffix}", None
+        metadata = observation.get("metadata")
+        if isinstance(metadata, dict):  # terminal output: rebuild what the model was shown
+            text, parts = render_command_output(text, metadata), None
         self._result(event, text, parts, observation.get("command"))
 
     def _on_AgentErrorEvent(self, event: dict[str, Any]) -> None:
@@ -255,8 +259,8 @@ class OpenHandsV1Adapter(BaseAdapter):
             messages=messages,
             exit_status=builder.status,
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
-            prompt_tokens=usage.get("prompt_tokens") if isinstance(usage, dict) else None,
-            completion_tokens=usage.get("completion_tokens") if isinstance(usage, dict) else None,
+            prompt_tokens=as_int(obj(usage).get("prompt_tokens")),
+            completion_tokens=as_int(obj(usage).get("completion_tokens")),
             fidelity=FIDELITY_RECONSTRUCTED,
             metadata=json.dumps(metadata, sort_keys=True),
         )

@@ -32,6 +32,21 @@ def split_openhands_trailer(text: str) -> tuple[str, str, str]:
     return "", text[: match.start()], text[match.start() :]
 
 
+def render_command_output(content: str, metadata: dict[str, Any]) -> str:
+    """Shell output as OpenHands shows it to the model (v0 `to_agent_observation`, SDK
+    `to_llm_content`): prefix + output + suffix, then working directory, interpreter and exit
+    code lines. Events store the parts separately."""
+    text = f"{metadata.get('prefix') or ''}{content}{metadata.get('suffix') or ''}"
+    if metadata.get("working_dir"):
+        text += f"\n[Current working directory: {metadata['working_dir']}]"
+    if metadata.get("py_interpreter_path"):
+        text += f"\n[Python interpreter: {metadata['py_interpreter_path']}]"
+    exit_code = metadata.get("exit_code")
+    if isinstance(exit_code, int) and exit_code != -1:
+        text += f"\n[Command finished with exit code {exit_code}]"
+    return text
+
+
 def arguments_text(value: Any) -> str:
     """Tool-call arguments as JSON object text: a logged JSON string is kept verbatim."""
     if isinstance(value, str):
@@ -45,6 +60,16 @@ def arguments_text(value: Any) -> str:
     if value is None:
         return "{}"
     return canonical_json({"_value": value})
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (logs leave fields null or out)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_int(value: Any) -> int | None:
+    """A token count or similar: ints only (a float or string in a log is not trusted)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def text_message(role: str, content: Any, name: str | None = None) -> Message:

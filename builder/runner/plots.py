@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 from matplotlib.axes import Axes
@@ -83,7 +84,7 @@ def write_plots(out_dir: Path, *, intent_of: IntentOf = first_word) -> list[Path
     out_dir = Path(out_dir)
     folder = out_dir / "plots"
     folder.mkdir(parents=True, exist_ok=True)
-    drawn = [
+    drawn: list[tuple[str, Callable[[Axes, Any], None], Any]] = [
         ("compression_ratio.png", _draw_ratios, compression_ratios(out_dir)),
         ("pass_rate_by_intent.png", _draw_pass_rates, pass_rates_by_intent(out_dir, intent_of)),
         ("tokens_saved_per_trajectory.png", _draw_saved, tokens_saved_per_trajectory(out_dir)),

@@ -183,3 +183,11 @@ def test_oldest_output_with_action_observation_pairs(tmp_path: Path) -> None:
     assert ADAPTER.parse_action(record.messages[1])[0].command == "ls"
     assert record.messages[2].content == "a.py"
     assert record.native_id == "x__y-1"
+
+
+def test_conversation_export_wrapper_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps({"trajectory": json.loads(BASIC.read_text())}))
+    assert ADAPTER.detect(Source(path))
+    (record,) = trajectories(path)
+    assert counts(record) == (4, 2, 1, 0)

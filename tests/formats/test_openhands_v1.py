@@ -81,12 +81,20 @@ def test_commands_pair_with_their_observations() -> None:
     assert msgs[4].content.startswith("<think>Let me chain these properly")
 
 
-def test_status_suffix_is_kept_and_split_off() -> None:
+def test_status_lines_are_rebuilt_and_split_off() -> None:
     msgs = load(EVENTS).messages
     prefix, payload, suffix = ADAPTER.split_observation(msgs[5])
-    assert suffix == "\n[The command completed with exit code 1.]"
+    # the SDK's to_llm_content: prefix + text + suffix, then cwd / interpreter / exit code lines
+    assert suffix == (
+        "\n[The command completed with exit code 1.]"
+        "\n[Current working directory: /workspace/project]"
+        "\n[Python interpreter: /usr/local/bin/python]"
+        "\n[Command finished with exit code 1]"
+    )
     assert prefix + payload + suffix == msgs[5].content
     assert payload.endswith("JSONDecodeError: Expecting value: line 2 column 1 (char 1)")
+    # exit code -1 and no working dir: nothing is added
+    assert not ADAPTER.split_observation(msgs[1])[2]
 
 
 def test_run_metadata_from_state_updates() -> None:

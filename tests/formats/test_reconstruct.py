@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from builder.formats import detect
+from builder.formats.base import Source
 from builder.formats.reconstruct import Transcript, arguments_text, split_openhands_trailer
-from schemas.trajectories import Message, ToolCall
+from schemas.common import from_row, to_table
+from schemas.trajectories import TRAJECTORY_SCHEMA, Message, ToolCall, TrajectoryRecord
+
+SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
 
 
 def tool(call_id: str, text: str) -> Message:
@@ -40,3 +50,24 @@ def test_late_result_joins_its_turn_and_early_result_waits_for_its_call() -> Non
     ]  # fmt: skip
     assert messages[4].name == "Read"
     assert orphans == 1
+
+
+EVENT_SAMPLES = [
+    "openhands-v0/basic.json",
+    "openhands-v0/resolver/output.jsonl",
+    "openhands-v1-sdk/events.jsonl",
+    "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json",
+    "claude-code/hello-world-script/transcript.jsonl",
+    "atif-variant/trajectory.json",
+]
+
+
+@pytest.mark.parametrize("name", EVENT_SAMPLES)
+def test_records_round_trip_through_parquet(name: str, tmp_path: Path) -> None:
+    source = Source(SAMPLES / name)
+    records = list(detect(source).load(source))
+    assert records and all(isinstance(r, TrajectoryRecord) for r in records)
+    path = tmp_path / "trajectories.parquet"
+    pq.write_table(to_table(records, TRAJECTORY_SCHEMA), path)
+    back = [from_row(TrajectoryRecord, row) for row in pq.read_table(path).to_pylist()]
+    assert back == records

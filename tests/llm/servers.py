@@ -84,7 +84,9 @@ class FakeAPIServer:
         self.intervals: list[tuple[float, float]] = []
         self.lock = threading.Lock()
         self._httpd = _Server(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def count(self) -> int:

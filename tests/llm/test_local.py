@@ -91,6 +91,26 @@ def test_in_process_json_schema_request_returns_json_matching_the_schema(
         assert_matches_schema(completion.text)
 
 
+def test_in_process_provider_serves_concurrent_requests_one_at_a_time_without_mixing_them(
+    local: LocalProvider,
+) -> None:
+    requests = [
+        ChatRequest(ASK_COLOR, n=2, temperature=1.0, max_tokens=6, seed=seed) for seed in (40, 50)
+    ]
+
+    async def together() -> list[Any]:
+        return list(await asyncio.gather(*(local.complete(r) for r in requests)))
+
+    async def alone(request: ChatRequest) -> Any:
+        return await local.complete(request)
+
+    concurrent = asyncio.run(together())
+    assert [len(r.completions) for r in concurrent] == [2, 2]
+    for request, response in zip(requests, concurrent, strict=True):
+        sequential = asyncio.run(alone(request))
+        assert [c.text for c in response.completions] == [c.text for c in sequential.completions]
+
+
 def test_in_process_prompt_longer_than_the_context_fails_fast(gguf_path: Path) -> None:
     small = LocalProvider(gguf_path, n_ctx=128)
     request = ChatRequest((Message("user", "word " * 400),), max_tokens=4)

@@ -3,34 +3,17 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hub_server import HubServer
 
 from builder.errors import PublishError
 from builder.publish.layout import build_dataset_folder, iter_folder_files
 from builder.publish.upload import commit_groups, plan_upload, upload
+from tests.publish.hub_server import HubServer
+from tests.publish.publish_fixtures import TOKEN
 
-TOKEN = "hf_" + "Zt9" * 11  # a fake write token; must appear in no file and no log record
 REPO = "acme/nap-compress"
-EMPTY_REGISTRY = {"standardEnvVars": [], "harnesses": {}}
-
-
-@pytest.fixture
-def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[HubServer]:
-    """The stand-in, with huggingface_hub's global endpoint pointed at it too (no internet)."""
-    import huggingface_hub.constants as constants
-    from huggingface_hub.utils import _detect_agent
-
-    with HubServer() as server:
-        monkeypatch.setattr(constants, "ENDPOINT", server.endpoint)
-        monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(tmp_path / "harnesses.json"))
-        monkeypatch.setattr(_detect_agent, "_registry", EMPTY_REGISTRY)
-        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-        monkeypatch.setenv("HF_TOKEN", TOKEN)
-        yield server
 
 
 @pytest.fixture

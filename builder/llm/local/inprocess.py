@@ -4,10 +4,10 @@ This is the no-API-key default. One `Llama` is loaded lazily and shared; llama.c
 thread-safe, so generations run one at a time on a private one-thread executor: the event loop
 stays free and queued requests do not tie up the default executor's threads. `latency_s` is
 generation time, not queueing time. The prompt comes from `builder.llm.chat_template` (the
-model has no template of its own); a JSON schema becomes a llama.cpp grammar so even this tiny model returns
-parseable JSON. The n samples are sequential generations with seeds `seed + i` (`seed` None
-means 0, so reruns give the same samples); the KV prefix cache makes samples after the first
-cheap, and that reuse is reported as cached prompt tokens.
+model has no template of its own); a JSON schema becomes a llama.cpp grammar so that even this
+tiny model returns parseable JSON. The n samples are sequential generations with seeds
+`seed + i` (`seed` None means 0, so reruns give the same samples); the KV prefix cache makes
+samples after the first cheap, and that reuse is reported as cached prompt tokens.
 """
 
 from __future__ import annotations

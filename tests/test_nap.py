@@ -1,0 +1,146 @@
+"""NAP core on a small trajectory with a deterministic fake model: the exact rows of every table."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from builder.actions.similarity import get_similarity
+from builder.llm.client import LLMClient
+from builder.nap import NapSettings, StepResult, process_step
+from builder.teacher.render import CODE_MARKER
+from tests.nap_fixtures import LOGGED_NEXT, PASSING, first_job, scripted
+
+SETTINGS = NapSettings(
+    teacher_samples=5, reference_samples=2, similarity="exact", max_per_step=4, seed=7
+)
+
+
+def run(settings: NapSettings, teacher_replies: list[str] | None = None) -> tuple[StepResult, int]:
+    provider = scripted(teacher_replies) if teacher_replies else scripted()
+    client = LLMClient(provider)
+    job = first_job()
+    result = asyncio.run(
+        process_step(job, client, client, settings, get_similarity(settings.similarity))
+    )
+    return result, len(provider.requests)
+
+
+def test_candidates_rows_keep_invalid_and_duplicate_replies_with_reasons() -> None:
+    result, _ = run(SETTINGS)
+    rows = [(c.candidate_index, c.source, c.kind, c.valid, c.invalid_reason, c.duplicate_of)
+            for c in result.candidates]
+    assert rows == [
+        (0, "teacher", "unchanged", True, None, None),
+        (1, "teacher", "plain", True, None, None),
+        (2, "teacher", "code", True, None, None),
+        (3, "teacher", None, False, "no_json", None),
+        (4, "teacher", "code", False, "duplicate", 2),
+    ]
+    code = result.candidates[2]
+    assert code.rendered == "\n".join(
+        [CODE_MARKER, "(compressed 18 lines: 18 passing tests)", *job_failure_lines()]
+    )
+    assert result.candidates[0].rendered == job_payload()
+    assert all(c.prompt_version == "coact-v1" for c in result.candidates)
+    assert result.candidates[0].raw_chars == len(job_payload())
+
+
+def job_payload() -> str:
+    return first_job().step.observation
+
+
+def job_failure_lines() -> list[str]:
+    return job_payload().split("\n")[len(PASSING):]
+
+
+def test_references_are_sampled_on_the_raw_context() -> None:
+    result, _ = run(SETTINGS)
+    assert [(r.reference_index, r.mode, r.action.command if r.action else None, r.format_error,
+             r.similarity_to_logged) for r in result.references] == [
+        (0, "sampled", LOGGED_NEXT, False, 1.0),
+        (1, "sampled", LOGGED_NEXT, False, 1.0),
+    ]
+
+
+def test_judgements_go_shortest_first_and_gate_on_similarity() -> None:
+    result, _ = run(SETTINGS)
+    rows = [(j.candidate_index, j.judge_order, j.action.command if j.action else None,
+             j.similarities, j.aggregate, j.passed) for j in result.judgements]
+    assert rows == [
+        (1, 0, "ls -la", [0.0, 0.0], 0.0, False),  # the plain summary hides the traceback
+        (2, 1, LOGGED_NEXT, [1.0, 1.0], 1.0, True),
+        (0, 2, LOGGED_NEXT, [1.0, 1.0], 1.0, True),
+    ]
+
+
+def test_supervision_rows_are_the_shortest_passers_with_length_reward() -> None:
+    result, _ = run(SETTINGS)
+    rows = [(s.candidate_index, s.rank, s.length_reward, s.is_fallback, s.target)
+            for s in result.supervision]
+    assert rows == [
+        (2, 0, 0.5, False, '{"content":["1-18: 18 passing tests"],"type":"code"}'),
+        (0, 1, -0.5, False, '{"type":"unchanged"}'),
+    ]
+    first = result.supervision[0]
+    assert [m.role for m in first.messages] == ["system", "user", "assistant"]
+    assert first.messages[1].content == first.prompt and first.messages[2].content == first.target
+    assert "1> tests/test_mod.py::test_case_1 PASSED" in first.prompt
+    assert first.rendered_chars < first.raw_chars
+    assert result.dropped is None
+
+
+def test_preferences_pair_passing_with_failing_candidates() -> None:
+    result, _ = run(SETTINGS)
+    assert [(p.chosen_candidate_index, p.rejected_candidate_index) for p in result.preferences] == [
+        (2, 1), (0, 1)
+    ]
+
+
+def test_early_exit_gives_the_same_supervision_as_exhaustive_for_fewer_requests() -> None:
+    for m in (1, 2, 4):
+        early, early_requests = run(dataclasses.replace(SETTINGS, max_per_step=m))
+        full, full_requests = run(dataclasses.replace(SETTINGS, max_per_step=m, exhaustive=True))
+        assert early.supervision == full.supervision
+        assert early_requests <= full_requests
+    early, early_requests = run(dataclasses.replace(SETTINGS, max_per_step=1))
+    full, full_requests = run(dataclasses.replace(SETTINGS, max_per_step=1, exhaustive=True))
+    assert [j.candidate_index for j in early.judgements] == [1, 2]
+    assert early_requests == full_requests - 1 and early.agent_requests == full.agent_requests - 1
+
+
+def test_a_step_where_nothing_passes_is_dropped_or_falls_back_to_unchanged() -> None:
+    lossy = ['{"type": "plain", "content": "tests ran"}', '{"type": "plain", "content": "ok"}']
+    settings = dataclasses.replace(SETTINGS, teacher_samples=2)
+    dropped, _ = run(settings, lossy)
+    assert dropped.supervision == [] and dropped.dropped == "no_candidate_passed"
+    assert [j.passed for j in dropped.judgements] == [False, False]
+    fallback, _ = run(dataclasses.replace(settings, fallback="unchanged"), lossy)
+    [row] = fallback.supervision
+    assert (row.candidate_index, row.is_fallback, row.target, row.similarity) == (
+        -1, True, '{"type": "unchanged"}', None
+    )
+    assert row.rendered == job_payload()
+
+
+def test_logged_reference_mode_sends_no_reference_request() -> None:
+    result, requests = run(dataclasses.replace(SETTINGS, reference_mode="logged", max_per_step=1))
+    assert [(r.mode, r.action.command if r.action else None) for r in result.references] == [
+        ("logged", LOGGED_NEXT)
+    ]
+    assert requests == 1 + 2  # the teacher, then two judged candidates; no reference request
+
+
+def test_format_errors_are_retried_then_recorded() -> None:
+    from builder.llm.fake import FakeProvider
+
+    provider = FakeProvider(lambda request, i: '{"type": "unchanged"}' if request.json_schema
+                            else "I think we should look at the code.")
+    client = LLMClient(provider)
+    settings = dataclasses.replace(SETTINGS, teacher_samples=1, reference_samples=1,
+                                   format_retries=2)
+    result = asyncio.run(process_step(first_job(), client, client, settings,
+                                      get_similarity("exact")))
+    [reference] = result.references
+    assert reference.format_error and reference.attempts == 3 and reference.action is None
+    assert result.dropped == "no_reference_action" and result.judgements == []

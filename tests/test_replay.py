@@ -1,0 +1,74 @@
+"""Replay rebuilds the logged context exactly, and swaps only the observation payload."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builder.formats import detect
+from builder.formats.base import Source
+from builder.replay import agent_context, tools_of
+from builder.steps import EligibilityRules, build_steps
+from schemas.trajectories import TrajectoryRecord
+from tests.paths import SAMPLES, SHARED
+
+EXACT_FILES = [
+    SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json",
+    SHARED / "mini-swe-agent/github_issue.traj.json",
+    SHARED / "swe-smith-messages/ft_xml_example.jsonl",
+    SHARED / "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json",
+    SHARED / "swe-agent/marshmallow-code__marshmallow-1867.traj",
+    SAMPLES / "chat-messages/textstats.jsonl",
+]
+
+
+def _trajectories(path: Path) -> list[tuple[TrajectoryRecord, object]]:
+    source = Source(path)
+    adapter = detect(source)
+    return [(t, adapter) for t in adapter.load(source) if isinstance(t, TrajectoryRecord)]
+
+
+@pytest.mark.parametrize("path", EXACT_FILES, ids=lambda p: p.name)
+def test_raw_replay_equals_the_logged_context_for_exact_formats(path: Path) -> None:
+    checked = 0
+    for traj, adapter in _trajectories(path):
+        assert traj.fidelity == "exact"
+        for step in build_steps(traj, adapter, EligibilityRules(min_tokens=0)):
+            context = agent_context(traj, step, adapter)
+            next_turn = next(
+                i for i in range(step.observation_message_index + 1, len(traj.messages) + 1)
+                if i == len(traj.messages) or traj.messages[i].role == "assistant"
+            )
+            assert context == traj.messages[:next_turn]
+            checked += 1
+    assert checked > 0
+
+
+def test_mini_swe_agent_envelope_stays_and_only_the_payload_changes() -> None:
+    path = SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json"
+    [(traj, adapter)] = _trajectories(path)
+    step = next(s for s in build_steps(traj, adapter, EligibilityRules()) if s.eligible)
+    raw = traj.messages[step.observation_message_index].content
+    context = agent_context(traj, step, adapter, rendered="SHORT")
+    replaced = context[step.observation_message_index]
+    assert replaced.role == "user"
+    assert replaced.content.startswith("<returncode>") and "<output>" in replaced.content
+    assert replaced.content.endswith("</output>")
+    assert "SHORT" in replaced.content and step.observation not in replaced.content
+    assert raw.replace(step.observation, "SHORT") == replaced.content
+    assert context[: step.observation_message_index] == traj.messages[: step.observation_message_index]
+
+
+def test_tool_call_formats_keep_the_tool_call_id_and_send_the_tools() -> None:
+    path = SHARED / "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json"
+    [(traj, adapter)] = _trajectories(path)
+    step = next(s for s in build_steps(traj, adapter, EligibilityRules(min_tokens=0)))
+    original = traj.messages[step.observation_message_index]
+    replaced = agent_context(traj, step, adapter, rendered="SHORT")[step.observation_message_index]
+    assert replaced.role == "tool" and replaced.tool_call_id == original.tool_call_id
+    assert replaced.content == "SHORT"
+    tools = tools_of(traj)
+    assert tools and all("function" in t or "name" in t for t in tools)
+    assert json.loads(traj.tools or "[]") == list(tools)
