@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    for noisy in ("httpx", "httpx2", "openai", "anthropic", "urllib3", "filelock", "datasets"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return int(args.func(args))
     except NapError as exc:

@@ -18,8 +18,7 @@ from builder.scrub import Scrubber
 from schemas.common import from_row, to_table
 from schemas.steps import Action, StepRecord
 from schemas.trajectories import TRAJECTORY_SCHEMA, Message, ToolCall, TrajectoryRecord
-
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "trajectories"
+from tests.paths import SAMPLES, SHARED
 
 RNG = random.Random(20261129)
 UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -358,8 +357,8 @@ def test_ordinary_code_hashes_and_ids_are_left_byte_identical(text: str) -> None
     assert scrubber.counts == {}
 
 
-def test_real_shared_trajectories_have_no_false_positives() -> None:
-    files = sorted(p for p in SHARED.rglob("*") if p.is_file())
+def test_real_trajectories_have_no_false_positives() -> None:
+    files = sorted(p for root in (SHARED, SAMPLES) for p in root.rglob("*") if p.is_file())
     assert len(files) >= 5
     scrubber = Scrubber()
     for path in files:

@@ -132,6 +132,10 @@ def _walk(node: Node, cwd: str | None, out: list[Pipeline]) -> str | None:
         for child in node.named_children:
             _walk(child, cwd, out)  # a cd inside ( ... ) does not leak out
         return cwd
+    if kind == "redirected_statement":
+        body = node.child_by_field_name("body")
+        if body is not None and body.type not in ("pipeline", "command", "declaration_command"):
+            return _walk_redirected(node, body, cwd, out)
     if kind in ("pipeline", "command", "redirected_statement", "declaration_command"):
         commands = _pipeline_commands(node, cwd)
         if commands:
@@ -140,6 +144,26 @@ def _walk(node: Node, cwd: str | None, out: list[Pipeline]) -> str | None:
                 return _after_cd(commands[0], cwd)
         return cwd
     return cwd
+
+
+def _walk_redirected(node: Node, body: Node, cwd: str | None, out: list[Pipeline]) -> str | None:
+    """`cd x && cat <<EOF > f`: the redirects belong to the last command of the body."""
+    inner: list[Pipeline] = []
+    after = _walk(body, cwd, inner)
+    if inner:
+        redirects, heredoc = _redirects(node)
+        last = inner[-1].commands[-1]
+        patched = SimpleCommand(
+            name=last.name,
+            args=last.args,
+            redirects=last.redirects + redirects,
+            heredoc=heredoc if heredoc is not None else last.heredoc,
+            cwd=last.cwd,
+            text=last.text,
+        )
+        inner[-1] = Pipeline((*inner[-1].commands[:-1], patched))
+    out.extend(inner)
+    return after
 
 
 def _pipeline_commands(node: Node, cwd: str | None) -> tuple[SimpleCommand, ...]:

@@ -266,18 +266,28 @@ def range_similarity(xs: Iterable[LineRange], ys: Iterable[LineRange]) -> float:
         return min(a, b) / max(a, b)
     if any(r.start < 0 for r in xs + ys):
         return 0.0
-    horizon = max([r.end or r.start for r in xs + ys]) + 100
-    a_lines = _lines(xs, horizon)
-    b_lines = _lines(ys, horizon)
-    union = len(a_lines | b_lines)
-    return len(a_lines & b_lines) / union if union else 1.0
+    horizon = max(r.end or r.start for r in xs + ys) + 100
+    a_iv, b_iv = _merge(xs, horizon), _merge(ys, horizon)
+    inter = sum(
+        max(0, min(e1, e2) - max(s1, s2) + 1) for s1, e1 in a_iv for s2, e2 in b_iv
+    )
+    union = _length(a_iv) + _length(b_iv) - inter
+    return inter / union if union else 1.0
 
 
-def _lines(ranges: tuple[LineRange, ...], horizon: int) -> set[int]:
-    out: set[int] = set()
-    for r in ranges:
-        out.update(range(r.start, (r.end if r.end is not None else horizon) + 1))
+def _merge(ranges: tuple[LineRange, ...], horizon: int) -> list[tuple[int, int]]:
+    """Sorted disjoint closed intervals; open ends stop at `horizon`."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted((r.start, r.end if r.end is not None else horizon) for r in ranges):
+        if out and start <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
     return out
+
+
+def _length(intervals: list[tuple[int, int]]) -> int:
+    return sum(e - s + 1 for s, e in intervals)
 
 
 def text_similarity(a: str | None, b: str | None) -> float:

@@ -26,6 +26,7 @@ from builder.formats.base import (
     BaseAdapter,
     LoadResult,
     Source,
+    canonical_json,
     content_text,
     quarantine,
     tool_call_action,
@@ -238,7 +239,7 @@ class AtifAdapter(BaseAdapter):
             agent_model=agent.get("model_name") or agent.get("model"),
             task=builder.task or extra.get("instruction"),
             system_prompt=builder.system_prompt,
-            tools=None,
+            tools=_tools(agent),
             messages=messages,
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
             prompt_tokens=as_int(final.get("total_prompt_tokens")),
@@ -247,6 +248,12 @@ class AtifAdapter(BaseAdapter):
             fidelity=FIDELITY_RECONSTRUCTED,
             metadata=json.dumps(metadata, sort_keys=True, ensure_ascii=False, default=str),
         )
+
+
+def _tools(agent: dict[str, Any]) -> str | None:
+    """Tool schemas when the agent block lists them (`tool_definitions`, newer ATIF)."""
+    tools = agent.get("tool_definitions") or agent.get("tools")
+    return canonical_json(tools) if isinstance(tools, list) and tools else None
 
 
 ADAPTER = AtifAdapter()

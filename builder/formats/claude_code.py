@@ -1,8 +1,9 @@
 """Claude Code session transcripts (`~/.claude/projects/*/<session>.jsonl`).
 
 The main chain is the non-sidechain user/assistant records, ordered by walking `parentUuid`
-back from the last one (file order when no record has a `parentUuid`); records left on
-abandoned branches are dropped and counted. Sub-agent records (`isSidechain`) become separate
+back from the last one (file order when no record has a `parentUuid`; across a lost line the
+walk goes on from the record logged before it); records left on abandoned branches are
+dropped and counted. Sub-agent records (`isSidechain`) become separate
 trajectories with `is_sidechain=True`, one per sub-agent (`agentId`, else the chain's root).
 Records of one API message (same `message.id`) merge into one assistant message: text parts
 form the content, `tool_use` parts the tool calls; `thinking` parts are left out of the content
@@ -54,12 +55,17 @@ def _order(group: list[Record], by_uuid: dict[str, Record]) -> tuple[list[Record
         return group, 0
     chain: list[Record] = []
     seen: set[str] = set()
+    place = {id(r): i for i, r in enumerate(group)}
     current: Record | None = group[-1]
     while current is not None and current["uuid"] not in seen:
         seen.add(current["uuid"])
         chain.append(current)
         parent = current.get("parentUuid") or current.get("logicalParentUuid")
         current = by_uuid.get(parent) if isinstance(parent, str) else None
+        if current is None and isinstance(parent, str) and id(chain[-1]) in place:
+            # the parent's line was lost (quarantined): go on from the record logged before
+            earlier = group[: place[id(chain[-1])]]
+            current = next((r for r in reversed(earlier) if r["uuid"] not in seen), None)
     chain.reverse()
     wanted = {id(r) for r in group}
     ordered = [r for r in chain if id(r) in wanted]

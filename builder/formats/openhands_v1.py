@@ -7,8 +7,8 @@ An observation whose action is missing from the log gets a synthesized assistant
 from the observation's own `tool_name` and `command` (counted in `metadata.synthesized_calls`),
 so the chat stays well formed. Terminal output gets back the status lines the model saw
 (working directory, interpreter, exit code; `split_observation` splits them off; the error
-header the SDK prepends to failed commands is not rebuilt). State updates feed metadata: the last `stats` gives model,
-tokens and cost, the last `execution_status` the exit status.
+header the SDK prepends to failed commands is not rebuilt). State updates feed metadata: the
+last `stats` gives model, tokens and cost, the last `execution_status` the exit status.
 """
 
 from __future__ import annotations

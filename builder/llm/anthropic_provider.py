@@ -19,7 +19,7 @@ import anthropic
 from builder.errors import ConfigError, TransientLLMError
 from builder.llm.messages import to_anthropic, to_anthropic_tool
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
-from builder.llm.sdk_errors import map_error
+from builder.llm.sdk_errors import raise_mapped
 from schemas.trajectories import ToolCall
 
 DEFAULT_MAX_TOKENS = 1024  # the API requires max_tokens
@@ -41,11 +41,17 @@ class AnthropicProvider:
         )
         self._label = f"anthropic {model} at {base_url or 'api.anthropic.com'}"
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections (call before the event loop ends)."""
+        await self._client.close()
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         started = time.perf_counter()
         kwargs = build_request(self.model, request)
         results = await asyncio.gather(*(self._create(kwargs) for _ in range(request.n)))
-        completions = tuple(to_completion(r, structured=request.json_schema is not None) for r in results)
+        completions = tuple(
+            to_completion(r, structured=request.json_schema is not None) for r in results
+        )
         usage = sum((to_usage(r.usage) for r in results), Usage())
         return ChatResponse(completions, usage, time.perf_counter() - started, results[0].model)
 
@@ -53,10 +59,7 @@ class AnthropicProvider:
         try:
             result = await self._client.messages.create(**kwargs)
         except Exception as exc:
-            mapped = map_error(exc, anthropic, self._label, self.api_key_env)
-            if mapped is None:
-                raise
-            raise mapped from exc
+            raise_mapped(exc, anthropic, self._label, self.api_key_env)
         if isinstance(result, str) or getattr(result, "content", None) is None:
             raise TransientLLMError(f"{self._label}: response has no content", kind="bad_response")
         return result
@@ -75,11 +78,13 @@ def build_request(model: str, request: ChatRequest) -> dict[str, Any]:
         kwargs["extra_body"] = sampling
     tools = [to_anthropic_tool(t) for t in request.tools or ()]
     if request.json_schema is not None:
-        tools.append({
-            "name": SCHEMA_TOOL,
-            "description": "Give the answer as this tool's input.",
-            "input_schema": request.json_schema,
-        })
+        tools.append(
+            {
+                "name": SCHEMA_TOOL,
+                "description": "Give the answer as this tool's input.",
+                "input_schema": request.json_schema,
+            }
+        )
         kwargs["tool_choice"] = {"type": "tool", "name": SCHEMA_TOOL}
     optional = {
         "system": system,

@@ -33,9 +33,7 @@ def request_key(provider: str, base_url: str | None, model: str, request: ChatRe
     Includes every sampling parameter (n, seed, stop, schema...); excludes `cache_prefix`
     (a caching hint) and `is_demo` (not sent). Canonical JSON makes it stable across runs.
     """
-    messages = [
-        {f: _plain(getattr(m, f)) for f in _MESSAGE_FIELDS} for m in request.messages
-    ]
+    messages = [{f: _plain(getattr(m, f)) for f in _MESSAGE_FIELDS} for m in request.messages]
     body = {
         "v": KEY_VERSION,
         "provider": provider,
@@ -61,7 +59,7 @@ def key_for(provider: ChatProvider, request: ChatRequest) -> str:
 
 def _plain(value: Any) -> Any:
     if isinstance(value, list):
-        return [dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for v in value]
+        return [dataclasses.asdict(v) if isinstance(v, ToolCall) else v for v in value]
     return value
 
 
@@ -86,9 +84,7 @@ def encode_response(response: ChatResponse) -> str:
 def decode_response(text: str) -> ChatResponse:
     data = json.loads(text)
     completions = tuple(
-        Completion(
-            c["text"], tuple(ToolCall(**t) for t in c["tool_calls"]), c["finish_reason"]
-        )
+        Completion(c["text"], tuple(ToolCall(**t) for t in c["tool_calls"]), c["finish_reason"])
         for c in data["completions"]
     )
     return ChatResponse(
@@ -117,15 +113,15 @@ class RequestCache:
     def get(self, key: str) -> ChatResponse | None:
         """The stored response, or None (a miss). An unreadable row counts as a miss."""
         with self._lock:
-            row = self._db.execute(
-                "SELECT payload FROM responses WHERE key = ?", (key,)
-            ).fetchone()
+            row = self._db.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone()
         response = None
         if row is not None:
             try:
                 response = decode_response(row[0])
             except (ValueError, KeyError, TypeError) as exc:
-                log.warning("request cache %s: unreadable entry %s ignored (%s)", self.path, key, exc)
+                log.warning(
+                    "request cache %s: unreadable entry %s ignored (%s)", self.path, key, exc
+                )
         if response is None:
             self.misses += 1
         else:

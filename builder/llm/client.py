@@ -47,12 +47,18 @@ class LLMClient:
         self.prices = prices
         self.budget = budget
         self.usage = usage or UsageLedger()
-        if budget is not None and budget.max_usd is not None:
-            if prices is None or prices.get(provider.model) is None:
-                raise ConfigError(
-                    f"budget.max_usd is set but model {provider.model!r} has no price; add it "
-                    "to the price table (input / cached_input / output USD per million tokens)"
-                )
+        unpriced = prices is None or prices.get(provider.model) is None
+        if budget is not None and budget.max_usd is not None and unpriced:
+            raise ConfigError(
+                f"budget.max_usd is set but model {provider.model!r} has no price; add it "
+                "to the price table (input / cached_input / output USD per million tokens)"
+            )
+
+    async def aclose(self) -> None:
+        """Close the provider's connections when it has any (the cache may be shared: kept)."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
 
     async def complete(self, request: ChatRequest, *, stage: str) -> ChatResponse:
         """Exactly `request.n` completions, from the cache or the endpoint.
@@ -116,4 +122,3 @@ class LLMClient:
                 self.limits.release(estimate, actual)
             await self.retry.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
-

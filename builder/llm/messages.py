@@ -94,7 +94,12 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         blocks.append(
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": _arguments(call.arguments)}
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": _arguments(call.arguments),
+            }
         )
     return blocks
 

@@ -25,7 +25,7 @@ import openai
 from builder.errors import ConfigError, TransientLLMError
 from builder.llm.messages import openai_tool_calls, to_openai_messages
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
-from builder.llm.sdk_errors import map_error, scrub
+from builder.llm.sdk_errors import raise_mapped, scrub
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,10 @@ class OpenAIProvider:
         )
         self._label = f"openai {model} at {base_url or 'api.openai.com'}"
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections (call before the event loop ends)."""
+        await self._client.close()
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         started = time.perf_counter()
         if self.capabilities.n is False and request.n > 1:
@@ -78,8 +82,12 @@ class OpenAIProvider:
             if request.n > 1 and self.capabilities.n is None:
                 self.capabilities.n = got >= request.n
                 if got < request.n:
-                    log.info("%s ignores n (asked %d, got %d): one request per sample",
-                             self._label, request.n, got)
+                    log.info(
+                        "%s ignores n (asked %d, got %d): one request per sample",
+                        self._label,
+                        request.n,
+                        got,
+                    )
             if got < request.n:
                 results += await self._fan_out(request, range(got, request.n))
         completions = [_completion(c) for r in results for c in r.choices][: request.n]
@@ -101,19 +109,20 @@ class OpenAIProvider:
                 if not self._should_fall_back(exc, request):
                     raise
                 self.capabilities.response_format = "json_object"
-                log.info("%s refused json_schema (HTTP %d): using json_object with schema",
-                         self._label, exc.status_code)
+                log.info(
+                    "%s refused json_schema (HTTP %d): using json_object with schema",
+                    self._label,
+                    exc.status_code,
+                )
                 result = await self._client.chat.completions.create(
                     **self._kwargs(request, n, seed)
                 )
         except Exception as exc:
-            mapped = map_error(exc, openai, self._label, self.api_key_env)
-            if mapped is None:
-                raise
-            raise mapped from exc
+            raise_mapped(exc, openai, self._label, self.api_key_env)
         if isinstance(result, str) or not getattr(result, "choices", None):
+            shown = scrub(str(result)[:200], self.api_key_env)
             raise TransientLLMError(
-                f"{self._label}: response has no choices: {scrub(str(result)[:200], self.api_key_env)}",
+                f"{self._label}: response has no choices: {shown}",
                 kind="bad_response",
             )
         if request.json_schema is not None and self.capabilities.response_format is None:
@@ -169,4 +178,3 @@ def _usage(result: Any, capabilities: Capabilities) -> Usage:
     if capabilities.cached_tokens_reported is None:
         capabilities.cached_tokens_reported = cached is not None
     return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached or 0)
-

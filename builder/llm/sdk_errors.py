@@ -13,7 +13,7 @@ import json
 import os
 import time
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from builder.errors import LLMError, PermanentLLMError, TransientLLMError
 
@@ -92,5 +92,22 @@ def map_error(exc: BaseException, sdk: ModuleType, label: str, key_env: str) -> 
     if isinstance(exc, sdk.APIStatusError):
         return _status_error(exc, label, key_env)
     if isinstance(exc, sdk.APIResponseValidationError | json.JSONDecodeError | UnicodeDecodeError):
-        return TransientLLMError(f"{label}: unreadable response body ({exc})", kind="bad_response")
+        detail = scrub(str(exc), key_env)[:300]
+        return TransientLLMError(
+            f"{label}: unreadable response body ({detail})", kind="bad_response"
+        )
     return None
+
+
+def raise_mapped(exc: BaseException, sdk: ModuleType, label: str, key_env: str) -> NoReturn:
+    """Raise our error for `exc`, or `exc` itself when it is not an SDK error.
+
+    A status error is not chained: its SDK message holds the raw server body, which may echo
+    the key, and a logged traceback would print it.
+    """
+    mapped = map_error(exc, sdk, label, key_env)
+    if mapped is None:
+        raise exc
+    if isinstance(exc, sdk.APIStatusError):
+        raise mapped from None
+    raise mapped from exc

@@ -27,7 +27,9 @@ class ModelPrice:
         cached = usage.cached_prompt_tokens
         cached_rate = self.input if self.cached_input is None else self.cached_input
         fresh = max(0, usage.prompt_tokens - cached)
-        return (fresh * self.input + cached * cached_rate + usage.completion_tokens * self.output) / 1e6
+        return (
+            fresh * self.input + cached * cached_rate + usage.completion_tokens * self.output
+        ) / 1e6
 
 
 class PriceTable:

@@ -183,16 +183,18 @@ def _write_config(
         ids = batch.column(ID_COLUMN).to_pylist()
         names = [assigned.setdefault(i, split_of(i, splits, seed)) for i in ids]
         for split in splits:
-            mask = pa.array([n == split for n in names])
+            mask = pa.array([n == split for n in names], type=pa.bool_())
             part = batch.filter(mask)
             if part.num_rows:
                 writers[split].write(part)
+    if not any(w.total_rows for w in writers.values()):  # keep an empty config loadable
+        writers[next(iter(splits))].write_empty()
     files_out: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
     num_bytes: dict[str, int] = {}
     for split, writer in writers.items():
         paths = writer.finish()
-        if paths:
+        if paths:  # a split without rows has no file and is not declared
             files_out[split] = [p.relative_to(staging).as_posix() for p in paths]
             rows[split] = writer.total_rows
             num_bytes[split] = writer.total_bytes
@@ -218,6 +220,10 @@ class _ShardWriter:
         self._rows_in_part += batch.num_rows
         self.total_rows += batch.num_rows
         self.total_bytes += batch.nbytes
+
+    def write_empty(self) -> None:
+        """A file with the schema and no row group (`datasets` skips empty row groups badly)."""
+        self._open_next()
 
     def _open_next(self) -> None:
         self._close()

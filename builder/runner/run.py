@@ -177,9 +177,16 @@ def discard_stale(out_dir: Path, digest: str) -> None:
 
 
 def _scrubbed_job(job: StepJob, scrubber: Scrubber | None) -> StepJob:
+    """Credentials are redacted before any text reaches a model or a table."""
     if scrubber is None:
         return job
     return StepJob(scrubber.scrub_trajectory(job.traj), scrubber.scrub_step(job.step), job.adapter)
+
+
+@dataclass(frozen=True)
+class ScrubSettings:
+    enabled: bool = True
+    emails: bool = False
 
 
 async def run_shard(
@@ -187,13 +194,14 @@ async def run_shard(
     out_dir: Path,
     clients: Clients,
     settings: NapSettings,
-    scrubber: Scrubber | None,
+    scrub: ScrubSettings,
     digest: str,
     on_step: Callable[[StepResult], None] = lambda _: None,
 ) -> dict[str, Any]:
     """Process one shard and write its tables and marker; returns the marker's statistics."""
     trajectories, steps = load_shard(out_dir, plan)
     similarity = get_similarity(settings.similarity)
+    scrubber = Scrubber(emails=scrub.emails) if scrub.enabled else None
 
     async def one(step: Any) -> StepResult:
         traj = trajectories[step.trajectory_id]
@@ -221,6 +229,7 @@ async def run_shard(
         "dropped": dict(dropped),
         "agent_requests": sum(r.agent_requests for r in results),
         "agent_requests_exhaustive": sum(r.agent_requests_exhaustive for r in results),
+        "redactions": dict(scrubber.counts) if scrubber else {},
     }
     write_json_atomic(marker_path(out_dir, plan.shard_id), stats)
     return stats
@@ -252,7 +261,7 @@ async def _run_shards(
     from builder.runner.progress import StageProgress
 
     settings = nap_settings(cfg)
-    scrubber = Scrubber(emails=cfg.scrub.emails) if cfg.scrub.enabled else None
+    scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
     plans = list(plan_shards(out_dir, cfg.output.shard_size))
     result.shards_total = len(plans)
     todo = []
@@ -295,7 +304,7 @@ async def _run_shards(
                 if plan is None:
                     break
                 task = asyncio.create_task(
-                    run_shard(plan, out_dir, clients, settings, scrubber, digest, on_step),
+                    run_shard(plan, out_dir, clients, settings, scrub, digest, on_step),
                     name=plan.shard_id,
                 )
                 stopper.tasks.add(task)
@@ -337,8 +346,19 @@ def _settle(task: asyncio.Task[Any], result: RunResult, stopper: _Stopper) -> No
     )
 
 
-def run_pipeline(cfg: PipelineConfig, *, config_path: Path | None = None) -> RunResult:
-    """Run (or resume) a whole pipeline and write tables, report and plots under output.dir."""
+ClientFactory = Callable[[PipelineConfig, Path], Clients]
+
+
+def run_pipeline(
+    cfg: PipelineConfig,
+    *,
+    config_path: Path | None = None,
+    clients_factory: ClientFactory = build_clients,
+) -> RunResult:
+    """Run (or resume) a whole pipeline and write tables, report and plots under output.dir.
+
+    `clients_factory` builds the teacher and agent clients; tests inject fakes through it.
+    """
     from builder.runner.progress import setup_run_logging
 
     started = time.perf_counter()
@@ -351,7 +371,7 @@ def run_pipeline(cfg: PipelineConfig, *, config_path: Path | None = None) -> Run
     result = RunResult(out_dir)
     ensure_ingested(cfg, out_dir)
     discard_stale(out_dir, digest)
-    clients = build_clients(cfg, out_dir)
+    clients = clients_factory(cfg, out_dir)
     try:
         asyncio.run(_run_shards(cfg, out_dir, clients, digest, result))
     finally:
@@ -366,7 +386,6 @@ def run_pipeline(cfg: PipelineConfig, *, config_path: Path | None = None) -> Run
 
 def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
     """report.json, report.md and plots from the tables and the markers of every shard."""
-    from builder.actions.intent import intent_of
     from builder.runner.plots import write_plots
     from builder.runner.report import build_report, write_report
 
@@ -374,16 +393,30 @@ def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
     markers = [m for m in markers if isinstance(m, dict)]
     made = sum(m.get("agent_requests", 0) for m in markers)
     exhaustive = sum(m.get("agent_requests_exhaustive", 0) for m in markers)
+    redactions: Counter[str] = Counter()
+    for m in markers:
+        redactions.update(m.get("redactions", {}))
     usage = merge_usage(out_dir)
     extra = {
         "agent_requests": made,
         "agent_requests_exhaustive_estimate": exhaustive,
+        "redactions": dict(sorted(redactions.items())),
         "run": dataclasses.asdict(result) | {"out_dir": str(out_dir)},
     }
     report = build_report(out_dir, usage=usage, extra=extra)
     write_report(out_dir, report)
     write_plots(out_dir, intent_of=intent_of)
     return report
+
+
+def intent_of(command: str | None) -> str:
+    """The intent class of a step's command (the last unit of a sequence), for the plots."""
+    from builder.actions.features import shell_features
+
+    if not command:
+        return "none"
+    units = shell_features(command)
+    return units[-1].intent if units else "unknown"
 
 
 def merge_usage(out_dir: Path) -> dict[str, Any]:

@@ -163,3 +163,20 @@ def test_forcing_this_format_on_other_samples_only_quarantines(path: Path) -> No
     results = list(ADAPTER.load(Source(path)))
     assert results
     assert all(isinstance(r, QuarantineRecord) for r in results)
+
+
+def test_a_broken_line_does_not_cut_the_chain(tmp_path: Path) -> None:
+    lines = TRANSCRIPT.read_text().splitlines()
+    lines[3] = lines[3][:40]  # the Write tool result (uuid 8dd71141...) is lost
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    results = list(ADAPTER.load(Source(path)))
+    assert isinstance(results[0], QuarantineRecord) and results[0].record_index == 3
+    (record,) = results[1:]
+    assert isinstance(record, TrajectoryRecord)
+    # everything but the lost tool result survives, in order
+    assert [m.role for m in record.messages] == [
+        "user", "assistant", "assistant", "tool", "assistant", "user", "assistant",
+    ]  # fmt: skip
+    assert record.task is not None and record.task.startswith("Write a shell script")
+    assert_paired(record.messages)

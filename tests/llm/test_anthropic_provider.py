@@ -27,9 +27,14 @@ TOOLS = (
 CONVERSATION = (
     Message("system", "You are an agent."),
     Message("user", "Fix the bug."),
-    Message("assistant", "Looking.", tool_calls=[
-        ToolCall("t1", "bash", '{"cmd": "ls"}'), ToolCall("t2", "bash", '{"cmd": "pwd"}')
-    ]),
+    Message(
+        "assistant",
+        "Looking.",
+        tool_calls=[
+            ToolCall("t1", "bash", '{"cmd": "ls"}'),
+            ToolCall("t2", "bash", '{"cmd": "pwd"}'),
+        ],
+    ),
     Message("tool", "a.py b.py", tool_call_id="t1"),
     Message("tool", "/repo", tool_call_id="t2"),
     Message("user", "Go on."),
@@ -111,8 +116,12 @@ def test_cache_control_marks_the_last_block_of_the_shared_prefix(
 
 
 def test_n_samples_are_parallel_requests_and_usage_adds_up_with_cache_reads() -> None:
-    usage = {"input_tokens": 20, "output_tokens": 7, "cache_read_input_tokens": 300,
-             "cache_creation_input_tokens": 50}
+    usage = {
+        "input_tokens": 20,
+        "output_tokens": 7,
+        "cache_read_input_tokens": 300,
+        "cache_creation_input_tokens": 50,
+    }
     with FakeAPIServer(api="anthropic", anthropic_usage=usage) as server:
         response = complete(server, ChatRequest(CONVERSATION, n=3))
         assert server.count == 3
@@ -161,9 +170,11 @@ def test_rate_limits_and_overload_are_transient_with_retry_after(code: int) -> N
 
 
 def test_auth_failure_says_to_set_the_anthropic_key() -> None:
-    with FakeAPIServer(api="anthropic", faults=[status(401)]) as server:
-        with pytest.raises(PermanentLLMError, match="set ANTHROPIC_API_KEY"):
-            complete(server, ChatRequest(CONVERSATION[:2]))
+    with (
+        FakeAPIServer(api="anthropic", faults=[status(401)]) as server,
+        pytest.raises(PermanentLLMError, match="set ANTHROPIC_API_KEY"),
+    ):
+        complete(server, ChatRequest(CONVERSATION[:2]))
 
 
 def test_the_key_comes_from_the_environment_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,11 @@ RESPONSE = ChatResponse(
     0.5,
     "m-1",
 )
+
+
+def model_of(cache: RequestCache, key: str) -> str | None:
+    response = cache.get(key)
+    return None if response is None else response.model
 
 
 def key(request: ChatRequest, model: str = "m", base_url: str | None = "http://h/v1") -> str:
@@ -52,7 +58,7 @@ def key(request: ChatRequest, model: str = "m", base_url: str | None = "http://h
         {"messages": (Message("system", "s"), Message("user", "u", name="x"))},
     ],
 )
-def test_anything_that_changes_the_answer_changes_the_key(change: dict[str, object]) -> None:
+def test_anything_that_changes_the_answer_changes_the_key(change: dict[str, Any]) -> None:
     assert key(dataclasses.replace(BASE, **change)) != key(BASE)
 
 
@@ -61,7 +67,9 @@ def test_endpoint_and_model_are_part_of_the_key_but_caching_hints_are_not() -> N
     assert key(BASE, base_url="http://other/v1") != key(BASE)
     assert key(BASE, base_url="http://h/v1/") == key(BASE)
     assert key(dataclasses.replace(BASE, cache_prefix=1)) == key(BASE)
-    demo = dataclasses.replace(BASE, messages=(Message("system", "s", is_demo=True), BASE.messages[1]))
+    demo = dataclasses.replace(
+        BASE, messages=(Message("system", "s", is_demo=True), BASE.messages[1])
+    )
     assert key(demo) == key(BASE)
 
 
@@ -79,7 +87,12 @@ def test_second_identical_call_sends_no_request_and_a_changed_one_does(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-cache-test")
     path = tmp_path / "cache.sqlite"
-    variants = [BASE, BASE, dataclasses.replace(BASE, temperature=1.0), dataclasses.replace(BASE, seed=2)]
+    variants = [
+        BASE,
+        BASE,
+        dataclasses.replace(BASE, temperature=1.0),
+        dataclasses.replace(BASE, seed=2),
+    ]
 
     async def run(base_url: str) -> tuple[list[ChatResponse], LLMClient]:
         client = LLMClient(OpenAIProvider("m", base_url=base_url), cache=RequestCache(path))
@@ -97,8 +110,12 @@ def test_second_identical_call_sends_no_request_and_a_changed_one_does(
         rerun, client = asyncio.run(run(server.base_url))  # a new process would see the same
         assert server.count == 3
         assert client.usage.stage("teacher").cache_hits == 4
-        assert [r.completions for r in rerun] == [first.completions, first.completions,
-                                                  hotter.completions, reseeded.completions]
+        assert [r.completions for r in rerun] == [
+            first.completions,
+            first.completions,
+            hotter.completions,
+            reseeded.completions,
+        ]
 
 
 def _writer(path: str, worker: int, count: int) -> None:
@@ -123,7 +140,7 @@ def test_several_processes_can_write_at_once_and_every_entry_survives(tmp_path: 
     cache = RequestCache(path)
     assert len(cache) == 3 * 150 + 1
     for w in range(3):
-        assert all(cache.get(f"k{w}-{i}").model == f"w{w}-{i}" for i in range(150))
+        assert all(model_of(cache, f"k{w}-{i}") == f"w{w}-{i}" for i in range(150))
     assert cache.get("shared") is not None
 
 
@@ -146,15 +163,17 @@ def test_a_writer_killed_mid_write_leaves_a_readable_cache(tmp_path: Path) -> No
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         time.sleep(0.2)
-        if path.exists() and len(RequestCache(path)) > 200:
-            break
+        if path.exists():
+            with RequestCache(path) as probe:
+                if len(probe) > 200:
+                    break
     writer.send_signal(signal.SIGKILL)
     writer.wait()
     cache = RequestCache(path)
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
     stored = len(cache)
     assert stored > 200
-    assert all(cache.get(f"k{i}").model == f"m{i}" for i in range(stored))
+    assert all(model_of(cache, f"k{i}") == f"m{i}" for i in range(stored))
     assert cache.misses == 0
 
 

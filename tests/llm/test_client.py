@@ -27,7 +27,7 @@ class ScriptedProvider:
     """Raises the scripted errors first, then answers with fixed usage; counts calls."""
 
     provider = "scripted"
-    base_url = None
+    base_url: str | None = None
 
     def __init__(self, *errors: Exception, n_override: int | None = None) -> None:
         self.model = "fake"

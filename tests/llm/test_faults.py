@@ -73,7 +73,9 @@ def test_transient_faults_are_retried_and_yield_exactly_the_answer_of_the_good_r
 
 def test_rate_limit_waits_exactly_what_retry_after_says() -> None:
     sleep = SleepRecorder()
-    with FakeAPIServer(faults=[status(429, retry_after="3"), status(429, retry_after_ms="250")]) as s:
+    with FakeAPIServer(
+        faults=[status(429, retry_after="3"), status(429, retry_after_ms="250")]
+    ) as s:
         client = make_client(s, sleep)
         response = run(client)
         assert s.count == 3

@@ -93,7 +93,9 @@ def test_a_refund_after_the_response_frees_tokens_for_the_next_request() -> None
     assert asyncio.run(scenario()) == 0.0
 
 
-def send_times(limits: EndpointLimits, clock: LogicalClock, requests: list[ChatRequest]) -> list[float]:
+def send_times(
+    limits: EndpointLimits, clock: LogicalClock, requests: list[ChatRequest]
+) -> list[float]:
     """Logical times at which the client let each request reach the provider."""
     sent: list[float] = []
 

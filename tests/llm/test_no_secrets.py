@@ -61,7 +61,9 @@ def test_keys_never_reach_files_logs_or_errors(
             exercise(OpenAIProvider("gpt-x", base_url=openai_server.base_url), cache, errors)
         )
         anthropic_client = asyncio.run(
-            exercise(AnthropicProvider("claude-x", base_url=anthropic_server.base_url), cache, errors)
+            exercise(
+                AnthropicProvider("claude-x", base_url=anthropic_server.base_url), cache, errors
+            )
         )
         # the keys did travel, to the servers only
         assert OPENAI_CANARY in openai_server.headers[0]["authorization"]
@@ -69,7 +71,9 @@ def test_keys_never_reach_files_logs_or_errors(
     with FakeAPIServer(api="openai", faults=faults) as server:
         asyncio.run(exercise(OpenAIProvider("gpt-y", base_url=server.base_url), cache, errors))
     with FakeAPIServer(api="anthropic", faults=faults) as server:
-        asyncio.run(exercise(AnthropicProvider("claude-y", base_url=server.base_url), cache, errors))
+        asyncio.run(
+            exercise(AnthropicProvider("claude-y", base_url=server.base_url), cache, errors)
+        )
     cache.close()
 
     report = tmp_path / "out" / "usage.json"
@@ -82,7 +86,9 @@ def test_keys_never_reach_files_logs_or_errors(
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert {p.suffix for p in files} >= {".sqlite", ".json"}
     records = [r.getMessage() for r in caplog.records]
-    records += [logging.Formatter().formatException(r.exc_info) for r in caplog.records if r.exc_info]
+    records += [
+        logging.Formatter().formatException(r.exc_info) for r in caplog.records if r.exc_info
+    ]
     assert any("retry" in r for r in records)
     for canary in (OPENAI_CANARY, ANTHROPIC_CANARY):
         for path in files:

@@ -62,7 +62,11 @@ def test_messages_are_sent_in_openai_shape_with_content_parts_as_is() -> None:
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"cmd": "ls"}'}}
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": '{"cmd": "ls"}'},
+                }
             ],
         },
         {"role": "tool", "content": "a.py", "tool_call_id": "c1"},
@@ -75,8 +79,11 @@ def test_messages_are_sent_in_openai_shape_with_content_parts_as_is() -> None:
 
 def test_choices_tool_calls_and_usage_are_mapped() -> None:
     def reply(body: dict[str, Any], index: int, number: int) -> dict[str, Any]:
-        call = {"id": f"call_{index}", "type": "function",
-                "function": {"name": "bash", "arguments": '{"cmd": "pwd"}'}}
+        call = {
+            "id": f"call_{index}",
+            "type": "function",
+            "function": {"name": "bash", "arguments": '{"cmd": "pwd"}'},
+        }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
     request = ChatRequest((Message("user", "x" * 40),), tools=TOOLS, n=2)
@@ -103,7 +110,9 @@ def test_a_server_that_ignores_n_gets_one_seeded_request_per_sample() -> None:
         assert all("n" not in r for r in server.requests[3:])
     assert provider.capabilities.n is False
     assert sorted(c.text for c in first.completions) == [
-        "reply 1.0 seed=10", "reply 2.0 seed=11", "reply 3.0 seed=12"
+        "reply 1.0 seed=10",
+        "reply 2.0 seed=11",
+        "reply 3.0 seed=12",
     ]
     assert len(second.completions) == 3
 
@@ -136,7 +145,9 @@ def test_a_server_that_rejects_json_schema_gets_json_object_with_the_schema() ->
         provider = OpenAIProvider("gemma", base_url=server.base_url)
         complete_twice(provider, request)  # the fallback is remembered: one request the 2nd time
         assert [r["response_format"]["type"] for r in server.requests] == [
-            "json_schema", "json_object", "json_object"
+            "json_schema",
+            "json_object",
+            "json_object",
         ]
         assert server.requests[2]["response_format"] == {"type": "json_object", "schema": SCHEMA}
     assert provider.capabilities.response_format == "json_object"
@@ -149,5 +160,7 @@ def test_openai_itself_needs_a_key_but_a_self_hosted_server_does_not(
     with pytest.raises(ConfigError, match="set OPENAI_API_KEY"):
         OpenAIProvider("gpt-4o")
     with FakeAPIServer() as server:
-        complete(OpenAIProvider("m", base_url=server.base_url), ChatRequest((Message("user", "a"),)))
+        complete(
+            OpenAIProvider("m", base_url=server.base_url), ChatRequest((Message("user", "a"),))
+        )
         assert server.headers[0]["authorization"] == f"Bearer {PLACEHOLDER_KEY}"

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -152,3 +153,58 @@ def test_datasets_loads_every_config_offline(
         assert loaded["train"].column_names == layout.schema.names
     sft = load_dataset(str(dest), "sft", split="train", cache_dir=str(tmp_path / "cache"))
     assert sft[0]["messages"][1] == {"role": "assistant", "content": "ok"}
+
+
+def test_twenty_kinds_of_secrets_never_reach_published_files(tmp_path: Path) -> None:
+    from tests.test_scrub import SEEDED
+
+    out = tmp_path / "out"
+    (out / "supervision").mkdir(parents=True)
+    rows = [
+        {
+            "trajectory_id": f"t{i}",
+            "prompt": template.format(v=value),
+            "messages": [{"role": "user", "content": f"observation:\n{template.format(v=value)}"}],
+        }
+        for i, (_, value, template) in enumerate(SEEDED)
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), out / "supervision" / "shard-00000.parquet")
+    dest = tmp_path / "ds"
+    summary = build_dataset_folder(out, dest, splits={"train": 0.5, "test": 0.5})
+    published = [_strings(pq.read_table(p).to_pylist()) for p in (dest / "data").rglob("*.parquet")]
+    published.append((dest / "README.md").read_text())
+    assert any(
+        "-----BEGIN RSA" in text for text in _strings(rows).split("\0")
+    )  # walker sees raw text
+    leaked = [value for _, value, _ in SEEDED if any(value in text for text in published)]
+    assert leaked == []
+    assert len(summary.redactions) >= 20
+    assert sum(summary.redactions.values()) == 2 * len(SEEDED)
+
+
+def _strings(value: object) -> str:
+    """Every string inside read-back rows, unescaped, joined by NUL."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\0".join(_strings(v) for v in value.values())
+    if isinstance(value, list):
+        return "\0".join(_strings(v) for v in value)
+    return ""
+
+
+def test_an_empty_table_still_gives_a_loadable_config(
+    run_output: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from datasets import load_dataset
+
+    for path in (run_output / "preferences").glob("shard-*.parquet"):
+        pq.write_table(pq.read_table(path).slice(0, 0), path)
+    dest = tmp_path / "ds"
+    summary = build_dataset_folder(run_output, dest)
+    assert summary.configs["preferences"].rows == {"train": 0}
+    loaded = load_dataset(str(dest), "preferences", cache_dir=str(tmp_path / "cache"))
+    assert loaded["train"].num_rows == 0
+    assert "chosen" in loaded["train"].column_names

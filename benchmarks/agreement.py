@@ -1,0 +1,90 @@
+"""Agreement of each action similarity with the hand-labelled pairs, and semantic speed.
+
+Run: `.venv/bin/python benchmarks/agreement.py [--threshold 0.65]`. Prints a table and writes
+`.bench/agreement.json` (accuracy, precision and recall of "same" per similarity, the
+disagreements of `semantic`, and microseconds per semantic comparison, cold and cached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from builder.actions import features, similarity  # noqa: E402
+from builder.actions.bashparse import parse_script, parse_tree  # noqa: E402
+from builder.actions.labelled import agreement, load_pairs  # noqa: E402
+from builder.actions.normalize import shell_key  # noqa: E402
+from builder.actions.similarity import SIMILARITIES  # noqa: E402
+
+
+def _clear_caches() -> None:
+    for fn in (
+        parse_tree,
+        parse_script,
+        shell_key,
+        features.shell_features,
+        features.tool_features,
+        similarity.compare_units,
+        similarity._tokens,
+    ):
+        fn.cache_clear()
+
+
+def timing(pairs: list, repeats: int = 3) -> dict[str, float]:
+    """Mean microseconds per semantic call: cold (all caches cleared) and warm."""
+    sem = SIMILARITIES["semantic"]
+    cold = []
+    for _ in range(repeats):
+        _clear_caches()
+        start = time.perf_counter()
+        for p in pairs:
+            sem(p.a, p.b)
+        cold.append((time.perf_counter() - start) / len(pairs))
+    start = time.perf_counter()
+    for _ in range(repeats):
+        for p in pairs:
+            sem(p.a, p.b)
+    warm = (time.perf_counter() - start) / (len(pairs) * repeats)
+    return {"cold_us_per_pair": round(min(cold) * 1e6, 1), "warm_us_per_pair": round(warm * 1e6, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threshold", type=float, default=0.65)
+    args = parser.parse_args()
+    pairs = load_pairs()
+    report: dict = {"pairs": len(pairs), "same": sum(p.same for p in pairs), "threshold": args.threshold}
+    print(f"{len(pairs)} labelled pairs ({report['same']} same), threshold {args.threshold}")
+    print(f"{'similarity':<12}{'accuracy':>10}{'precision':>11}{'recall':>8}")
+    splits = {"all": pairs}
+    for pair in pairs:
+        splits.setdefault(pair.split, []).append(pair)
+    for split, subset in splits.items():
+        print(f"-- {split}: {len(subset)} pairs ({sum(p.same for p in subset)} same)")
+        for name, sim in SIMILARITIES.items():
+            result = agreement(sim, subset, args.threshold)
+            report.setdefault(split, {})[name] = result.as_dict()
+            acc, prec, rec = result.accuracy, result.precision, result.recall
+            print(f"{name:<12}{acc:>10.3f}{prec:>11.3f}{rec:>8.3f}")
+    sem = SIMILARITIES["semantic"]
+    report["semantic_disagreements"] = [
+        {"score": round(sem(p.a, p.b), 3), "same": p.same, "split": p.split, "reason": p.reason}
+        for p in pairs
+        if (sem(p.a, p.b) >= args.threshold) != p.same
+    ]
+    report["timing"] = timing(pairs)
+    print(f"semantic: {report['timing']}")
+    out = ROOT / ".bench" / "agreement.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""A scripted OpenAI-compatible endpoint that behaves like a teacher and an agent, so whole runs
+(CLI subprocesses included) can be tested and benchmarked against real HTTP.
+
+Teacher requests (they carry `response_format`) get a fixed menu of compressions per sample
+index; agent requests repeat the previous command unless the observation is a plain summary,
+in which case the agent "gets lost" and lists files. So plain summaries fail the gate and
+line-range compressions pass: a deterministic, realistic pattern.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.llm.servers import FakeAPIServer
+from tests.paths import SAMPLES
+
+_LINES = re.compile(r'<output lines="(\d+)">')
+_BASH = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+
+
+def teacher_reply(body: dict[str, Any], index: int) -> str:
+    prompt = body["messages"][-1]["content"]
+    match = _LINES.search(prompt)
+    lines = int(match.group(1)) if match else 1
+    half = max(1, lines // 2)
+    menu = [
+        {"type": "plain", "content": "the command printed its usual output"},
+        {"type": "code", "content": [f"1-{half}: the first {half} lines"]} if lines > 3 else None,
+        {"type": "unchanged"},
+        {"type": "code", "content": [f"2-{max(2, lines - 2)}: middle lines"]} if lines > 5 else None,
+    ]
+    choice = menu[index % len(menu)] or {"type": "unchanged"}
+    return json.dumps(choice)
+
+
+def _previous_command(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            arguments = json.loads(call["function"]["arguments"] or "{}")
+            if "command" in arguments:
+                return str(arguments["command"])
+        found = _BASH.findall(message.get("content") or "")
+        if found:
+            return found[-1]
+    return "ls"
+
+
+def agent_reply(body: dict[str, Any]) -> str | dict[str, Any]:
+    messages = body["messages"]
+    observation = str(messages[-1].get("content") or "")
+    lost = observation.count("[output compressed: summary") > 0
+    command = "ls -la" if lost else _previous_command(messages)
+    if body.get("tools"):
+        call = {"id": "call_x", "type": "function",
+                "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
+        return {"role": "assistant", "content": "Next step.", "tool_calls": [call]}
+    return f"THOUGHT: next step.\n\n```bash\n{command}\n```"
+
+
+def nap_text(body: dict[str, Any], index: int, number: int) -> str | dict[str, Any]:
+    if body.get("response_format"):
+        return teacher_reply(body, index)
+    return agent_reply(body)
+
+
+def nap_server(latency_s: float = 0.0) -> FakeAPIServer:
+    return FakeAPIServer(api="openai", latency_s=latency_s, text=nap_text)
+
+
+def replicate_samples(dest: Path, copies: int) -> Path:
+    """`copies` variants of each project sample with unique tasks (so distinct trajectories)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    mini_text = (SAMPLES / "mini-swe-agent/textstats__empty-summary.traj.json").read_text()
+    chat_text = (SAMPLES / "chat-messages/textstats.jsonl").read_text().splitlines()[0]
+    with (dest / "chat.jsonl").open("w") as out:
+        for k in range(copies):
+            mini = json.loads(mini_text)
+            mini["instance_id"] = f"textstats__empty-summary-{k}"
+            mini["messages"][1]["content"] += f"\n(copy {k})"
+            (dest / f"mini-{k}.traj.json").write_text(json.dumps(mini))
+            chat = json.loads(chat_text)
+            chat["instance_id"] = f"textstats__one-decimal-{k}"
+            chat["messages"][1]["content"] += f"\n(copy {k})"
+            out.write(json.dumps(chat) + "\n")
+    return dest
+
+
+def run_config(corpus: Path, base_url: str, out: Path, **extra: Any) -> str:
+    """A pipeline YAML that points teacher and agent at `base_url`."""
+    config = {
+        "inputs": [{"path": str(corpus)}],
+        "teacher": {"provider": "openai", "model": "fake-teacher", "base_url": base_url,
+                    "samples": 4},
+        "agent": {"provider": "openai", "model": "fake-agent", "base_url": base_url},
+        "references": {"mode": "sampled", "samples": 2},
+        "limits": {"concurrency": 8},
+        "output": {"dir": str(out), "shard_size": 1, "progress": False},
+        "selection": {"max_per_step": 2},
+    }
+    for key, value in extra.items():
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
+    return json.dumps(config)  # JSON is YAML
