@@ -16,24 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from builder.actions import features, similarity  # noqa: E402
-from builder.actions.bashparse import parse_script, parse_tree  # noqa: E402
 from builder.actions.labelled import agreement, load_pairs  # noqa: E402
-from builder.actions.normalize import shell_key  # noqa: E402
-from builder.actions.similarity import SIMILARITIES  # noqa: E402
-
-
-def _clear_caches() -> None:
-    for fn in (
-        parse_tree,
-        parse_script,
-        shell_key,
-        features.shell_features,
-        features.tool_features,
-        similarity.compare_units,
-        similarity._tokens,
-    ):
-        fn.cache_clear()
+from builder.actions.similarity import SIMILARITIES, clear_caches  # noqa: E402
 
 
 def timing(pairs: list, repeats: int = 3) -> dict[str, float]:
@@ -41,7 +25,7 @@ def timing(pairs: list, repeats: int = 3) -> dict[str, float]:
     sem = SIMILARITIES["semantic"]
     cold = []
     for _ in range(repeats):
-        _clear_caches()
+        clear_caches()
         start = time.perf_counter()
         for p in pairs:
             sem(p.a, p.b)
@@ -59,7 +43,11 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.65)
     args = parser.parse_args()
     pairs = load_pairs()
-    report: dict = {"pairs": len(pairs), "same": sum(p.same for p in pairs), "threshold": args.threshold}
+    report: dict = {
+        "pairs": len(pairs),
+        "same": sum(p.same for p in pairs),
+        "threshold": args.threshold,
+    }
     print(f"{len(pairs)} labelled pairs ({report['same']} same), threshold {args.threshold}")
     print(f"{'similarity':<12}{'accuracy':>10}{'precision':>11}{'recall':>8}")
     splits = {"all": pairs}

@@ -22,7 +22,16 @@ from builder.errors import ConfigError
 
 Provider = Literal["local", "local-server", "openai", "anthropic"]
 LOCAL_MODEL = "gemma-3-270m"  # the embedded GGUF's alias (builder.llm.model_files.MODEL_ALIAS)
-HASH_EXCLUDED = ("limits", "prices", "cache", "output.dir", "output.progress", "publish")
+HASH_EXCLUDED = (
+    "limits",
+    "prices",
+    "cache",
+    "output.dir",
+    "output.progress",
+    "publish",
+    "teacher.api_key_env",
+    "agent.api_key_env",
+)
 """Keys that do not change any row of the output, so changing them keeps the config hash and a
 run can be resumed with, say, more concurrency or a new budget."""
 
@@ -139,6 +148,17 @@ class TeacherConfig(EndpointConfig):
         default_factory=list,
         description="Rule-based candidate generators to run besides the teacher, by name.",
     )
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, rules: list[str]) -> list[str]:
+        from builder.teacher.rules import RULES  # only when checking a config
+
+        unknown = [name for name in rules if name not in RULES]
+        if unknown:
+            allowed = ", ".join(repr(name) for name in sorted(RULES))
+            raise ValueError(f"unknown rule(s) {unknown}; allowed values: {allowed}")
+        return rules
 
 
 class AgentConfig(EndpointConfig):

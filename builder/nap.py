@@ -61,7 +61,7 @@ class NapSettings:
     max_per_step: int = 4
     fallback: str = "drop"  # drop | unchanged
     exhaustive: bool = False
-    max_preference_pairs: int = 4
+    max_preference_pairs: int | None = 4  # None: every passing x failing pair
     seed: int = 0
 
 
@@ -73,8 +73,9 @@ class StepResult:
     supervision: list[SupervisionRecord] = field(default_factory=list)
     preferences: list[PreferenceRecord] = field(default_factory=list)
     dropped: str | None = None  # why the step produced no supervision
-    agent_requests: int = 0
-    agent_requests_exhaustive: int = 0  # what judging every unique valid candidate would take
+    agent_requests: int = 0  # references and judgements
+    judge_requests: int = 0
+    judge_requests_exhaustive: int = 0  # judging every unique valid candidate once
 
 
 @dataclass(frozen=True)
@@ -294,11 +295,12 @@ async def process_step(
     result.agent_requests = sum(r.attempts for r in references if r.mode == "sampled")
     actions = [r.action for r in references if r.action is not None]
     order = judge_order(candidates)
-    result.agent_requests_exhaustive = len(order)
+    result.judge_requests_exhaustive = len(order) if actions else 0
     if not actions:
         result.dropped = "no_reference_action"
     else:
         result.judgements, sent = await judge(job, agent, order, actions, settings, similarity)
+        result.judge_requests = sent
         result.agent_requests += sent
     system, prompt = compressor_prompt(job)
     selection = select(

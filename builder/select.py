@@ -115,7 +115,7 @@ def preference_pairs(
     system: str,
     prompt: str,
     prompt_version: str,
-    max_pairs: int = DEFAULT_MAX_PAIRS,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
     include_format_errors: bool = False,
 ) -> list[PreferenceRecord]:
     """Up to `max_pairs` (passing, failing) pairs of judged candidates of `step`."""

@@ -30,7 +30,7 @@ def approx_size(value: Any) -> int:
 def write_table_atomic(table: pa.Table, path: Path) -> None:
     """Write a Parquet file so that readers see all of it or nothing (temp file + rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")  # no .parquet suffix: globs skip it
     pq.write_table(table, tmp, compression="zstd")
     os.replace(tmp, path)
 

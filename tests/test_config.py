@@ -143,6 +143,14 @@ def test_an_unknown_input_format_lists_the_adapters(minimal: Path) -> None:
     assert "'auto'" in message and "'mini-swe-agent'" in message and "'hf-dataset'" in message
 
 
+def test_an_unknown_rule_lists_the_known_rules(minimal: Path) -> None:
+    with pytest.raises(ConfigError) as exc:
+        load_config(minimal, ["teacher.rules=[head_tail, summarise_all]"])
+    message = str(exc.value)
+    assert "teacher.rules: unknown rule(s) ['summarise_all']" in message
+    assert "'head_tail'" in message and "'unchanged'" in message
+
+
 def test_out_of_range_values_and_bad_overrides_fail_fast(minimal: Path) -> None:
     with pytest.raises(ConfigError, match=r"gate\.threshold: .*less than or equal to 1"):
         load_config(minimal, ["gate.threshold=1.5"])
@@ -208,7 +216,8 @@ def test_hash_is_stable_and_tracks_only_what_changes_the_output(tmp_path: Path) 
     assert config_hash(load_config(one)) == base
     assert config_hash(load_config(two)) == base
     assert config_hash(load_config(one, ["gate.threshold=0.65"])) != base
-    assert config_hash(load_config(one, ["limits.concurrency=64", "output.progress=false"])) == base
+    unchanged = ["limits.concurrency=64", "output.progress=false", "agent.api_key_env=MY_KEY"]
+    assert config_hash(load_config(one, unchanged)) == base
 
 
 def test_the_resolved_dump_round_trips_to_the_same_config(minimal: Path) -> None:

@@ -79,8 +79,8 @@ def test_supervision_rows_are_the_shortest_passers_with_length_reward() -> None:
     rows = [(s.candidate_index, s.rank, s.length_reward, s.is_fallback, s.target)
             for s in result.supervision]
     assert rows == [
-        (2, 0, 0.5, False, '{"content":["1-18: 18 passing tests"],"type":"code"}'),
-        (0, 1, -0.5, False, '{"type":"unchanged"}'),
+        (2, 0, 0.5, False, '{"type": "code", "content": ["1-18: 18 passing tests"]}'),
+        (0, 1, -0.5, False, '{"type": "unchanged"}'),
     ]
     first = result.supervision[0]
     assert [m.role for m in first.messages] == ["system", "user", "assistant"]

@@ -316,6 +316,11 @@ NEGATIVE: list[str] = [
     "    headers = {'Authorization': f'Bearer {token}'}\n    password = password or getpass()\n"
     "    self.api_key = api_key\n    max_tokens = 4096\n    token_type = 'bearer'\n"
     "    access_key = config['aws']['access_key']\n    TOKENIZERS_PARALLELISM=false\n",
+    # names that contain a secret word but hold ordinary values
+    'tokenizer_name = "Llama-2-7b-hf"\nmodel_tokens = "gpt2-medium-v2"\n'
+    "PASSWORD_HASHERS=django.contrib.auth.hashers.PBKDF2PasswordHasher\n"
+    "GITHUB_TOKEN_URL=https://api.github.com/app/installations/12/access_tokens\n"
+    "The API uses Bearer authentication-with-opaque-tokens in the header.\n",
     # .env template with placeholders and references
     "DATABASE_URL=postgres://user:${DB_PASSWORD}@localhost/app\nSECRET_KEY=changeme\n"
     "API_TOKEN=$API_TOKEN\nPASSWORD=\nMAX_TOKENS=4096\nAUTH_TYPE=oauth2\n",

@@ -41,6 +41,7 @@ VALUE_FLAGS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "-k"}),
     "cut": frozenset({"-d", "-f", "-c"}),
     "sort": frozenset({"-k", "-t"}),
+    "tree": frozenset({"-L", "-I", "-P"}),
 }
 _PROGRAM_ALIASES = {"egrep": "grep", "fgrep": "grep", "py.test": "pytest"}
 
@@ -135,9 +136,9 @@ def _path_token(token: str) -> str:
 def command_key(cmd: SimpleCommand) -> str:
     """The normalised text of one simple command."""
     prog = program(cmd.name) if cmd.name else ""
-    if prog == "find":
-        flags, positionals = frozenset(), cmd.args
-    else:
+    flags: frozenset[str] = frozenset()
+    positionals = cmd.args  # find's predicates are order-sensitive: kept as written
+    if prog != "find":
         flags, positionals = split_flags(prog, cmd.args)
     parts = [cmd.name.rsplit("/", 1)[-1] if "/" not in cmd.name else _path_token(cmd.name)]
     parts += sorted(_path_token(f) for f in flags)

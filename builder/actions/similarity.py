@@ -88,7 +88,8 @@ def semantic(a: Action, b: Action) -> float:
             return 1.0
     elif a.tool == b.tool and a.arguments == b.arguments:
         return 1.0
-    return compare_units(action_features(a), action_features(b))
+    # rounded so that 0.3 + 0.7 * 0.5 meets a 0.65 threshold instead of missing it by 1e-16
+    return round(compare_units(action_features(a), action_features(b)), 6)
 
 
 SIMILARITIES: dict[str, Similarity] = {
@@ -215,7 +216,9 @@ def editor_similarity(x: Features, y: Features) -> float:
 # ---------------------------------------------------------------- evidence
 
 
-def set_similarity(xs: frozenset[str], ys: frozenset[str], sim: Callable[[str, str], float]) -> float:
+def set_similarity(
+    xs: frozenset[str], ys: frozenset[str], sim: Callable[[str, str], float]
+) -> float:
     """Soft F1 of two sets under an element similarity; one-sided evidence is weak."""
     if xs == ys:
         return 1.0
@@ -238,7 +241,7 @@ def path_similarity(a: str, b: str) -> float:
 
 
 def pattern_similarity(a: str, b: str) -> float:
-    """Search patterns: equal modulo escapes/anchors = 1; containment by length; else word overlap."""
+    """Patterns equal modulo escapes/anchors = 1; containment scores by length; else words."""
     a, b = _pattern(a), _pattern(b)
     if a == b:
         return 1.0
@@ -268,9 +271,7 @@ def range_similarity(xs: Iterable[LineRange], ys: Iterable[LineRange]) -> float:
         return 0.0
     horizon = max(r.end or r.start for r in xs + ys) + 100
     a_iv, b_iv = _merge(xs, horizon), _merge(ys, horizon)
-    inter = sum(
-        max(0, min(e1, e2) - max(s1, s2) + 1) for s1, e1 in a_iv for s2, e2 in b_iv
-    )
+    inter = sum(max(0, min(e1, e2) - max(s1, s2) + 1) for s1, e1 in a_iv for s2, e2 in b_iv)
     union = _length(a_iv) + _length(b_iv) - inter
     return inter / union if union else 1.0
 
@@ -314,3 +315,20 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b|, 1.0 for two empty sets."""
     union = len(a | b)
     return len(a & b) / union if union else 1.0
+
+
+def clear_caches() -> None:
+    """Drop every parse/feature/comparison cache of the package (memory, cold timings)."""
+    from builder.actions import bashparse, features, normalize
+
+    for fn in (
+        bashparse.parse_tree,
+        bashparse.parse_script,
+        normalize.shell_key,
+        normalize._action_key,
+        features.shell_features,
+        features.tool_features,
+        compare_units,
+        _tokens,
+    ):
+        fn.cache_clear()

@@ -42,14 +42,17 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return [to_openai_message(m) for m in messages]
 
 
-def openai_tool_calls(raw: Sequence[Any] | None) -> tuple[ToolCall, ...]:
-    """Tool calls of an SDK `ChatCompletionMessage` as canonical `ToolCall`s."""
+def openai_tool_calls(raw: Sequence[dict[str, Any]] | None) -> tuple[ToolCall, ...]:
+    """Tool calls of a response message (JSON) as canonical `ToolCall`s."""
     calls = []
     for call in raw or ():
-        function = getattr(call, "function", None)
-        if function is None:  # custom (non-function) tool calls carry no JSON arguments
+        function = call.get("function")
+        if not isinstance(function, dict):  # custom (non-function) tools carry no JSON args
             continue
-        calls.append(ToolCall(call.id or "", function.name or "", function.arguments or "{}"))
+        arguments = function.get("arguments") or "{}"
+        if not isinstance(arguments, str):  # some servers send an object
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append(ToolCall(call.get("id") or "", function.get("name") or "", arguments))
     return tuple(calls)
 
 

@@ -5,8 +5,6 @@ Pure: everything it shows comes in through `CardInputs`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +41,9 @@ class CardInputs:
     repo_id: str | None = None
     redactions: Mapping[str, int] = field(default_factory=dict)
     trajectories_per_split: Mapping[str, int] = field(default_factory=dict)
+    empty_configs: list[str] = field(default_factory=list)
+    config_hash: str | None = None  # OUT/config.hash, written by the run
+    data_values: Mapping[str, list[str]] = field(default_factory=dict)  # e.g. prompt_version
     builder_version: str | None = None
 
 
@@ -152,6 +153,9 @@ def _configs_section(inputs: CardInputs) -> str:
     if inputs.trajectories_per_split:
         per = ", ".join(f"{s}: {n}" for s, n in inputs.trajectories_per_split.items())
         lines += ["", f"Splits are made by trajectory (no trajectory in two splits): {per}."]
+    if inputs.empty_configs:
+        empty = ", ".join(f"`{c}`" for c in inputs.empty_configs)
+        lines += ["", f"Not included because the run produced no rows for them: {empty}."]
     return "\n".join(lines)
 
 
@@ -163,12 +167,12 @@ def _all_splits(inputs: CardInputs) -> list[str]:
 
 
 def _provenance_section(inputs: CardInputs) -> str:
-    cfg, report = inputs.resolved_config, inputs.report
+    cfg, report, seen = inputs.resolved_config, inputs.report, inputs.data_values
     items = {
-        "Teacher model": _dig(cfg, "teacher.model") or _dig(report, "models.teacher"),
-        "Agent model": _dig(cfg, "agent.model") or _dig(report, "models.agent"),
-        "Prompt version": report.get("prompt_version") or cfg.get("prompt_version"),
-        "Config hash": report.get("config_hash") or cfg.get("config_hash") or _hash_of(cfg),
+        "Teacher model": _joined(seen.get("teacher_model")) or _dig(cfg, "teacher.model"),
+        "Agent model": _joined(seen.get("agent_model")) or _dig(cfg, "agent.model"),
+        "Prompt version": _joined(seen.get("prompt_version")) or report.get("prompt_version"),
+        "Config hash": inputs.config_hash or report.get("config_hash"),
         "Builder version": inputs.builder_version or builder_version(),
     }
     lines = ["## Provenance", ""]
@@ -176,11 +180,8 @@ def _provenance_section(inputs: CardInputs) -> str:
     return "\n".join(lines)
 
 
-def _hash_of(cfg: Mapping[str, Any]) -> str | None:
-    if not cfg:
-        return None
-    canonical = json.dumps(cfg, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+def _joined(values: list[str] | None) -> str | None:
+    return ", ".join(values) if values else None
 
 
 def _dig(data: Mapping[str, Any], dotted: str) -> Any:
@@ -194,7 +195,7 @@ def _dig(data: Mapping[str, Any], dotted: str) -> Any:
 
 def _statistics_section(inputs: CardInputs) -> str:
     rows = list(_flatten(inputs.report))
-    rows += [(f"redactions.{k}", v) for k, v in sorted(inputs.redactions.items())]
+    rows += [(f"published_redactions.{k}", v) for k, v in sorted(inputs.redactions.items())]
     if not rows:
         return ""
     lines = ["## Statistics", "", "| metric | value |", "|---|---|"]

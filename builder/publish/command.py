@@ -6,7 +6,6 @@ it exists, so a published dataset matches the run that produced it.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,14 +81,10 @@ def publish(
 def _build(out_dir: Path, dest: Path, s: PublishSettings, repo: str | None) -> LayoutSummary:
     scrubber = Scrubber(emails=s.emails) if s.scrub else Scrubber(rules=())
     dest.mkdir(parents=True, exist_ok=True)
-    try:
-        return build_dataset_folder(
-            out_dir, dest, splits=s.splits, license=s.license, scrubber=scrubber,
-            repo_id=repo, seed=s.seed,
-        )  # fmt: skip
-    except BaseException:
-        shutil.rmtree(dest / ".staging", ignore_errors=True)
-        raise
+    return build_dataset_folder(
+        out_dir, dest, splits=s.splits, license=s.license, scrubber=scrubber,
+        repo_id=repo, seed=s.seed,
+    )  # fmt: skip
 
 
 def _layout_lines(summary: LayoutSummary, head: str) -> list[str]:

@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import yaml
 
 from builder.errors import PublishError
+from builder.publish.card import CardInputs, build_card
 from builder.scrub import Scrubber
 
 CONFIG_TABLES: dict[str, str] = {
@@ -34,6 +36,8 @@ CONFIG_TABLES: dict[str, str] = {
 }
 DEFAULT_SPLITS: dict[str, float] = {"train": 0.9, "validation": 0.05, "test": 0.05}
 ID_COLUMN = "trajectory_id"
+# Columns whose distinct values the card reports when a table has them.
+PROVENANCE_COLUMNS = ("prompt_version", "teacher_model", "agent_model")
 SHARD_NAME = "{split}-{index:05d}-of-{total:05d}.parquet"
 
 
@@ -46,6 +50,7 @@ class ConfigLayout:
     rows: dict[str, int]
     files: dict[str, list[str]]  # split -> paths relative to the dataset folder
     num_bytes: dict[str, int] = field(default_factory=dict)  # split -> Arrow in-memory bytes
+    values: dict[str, list[str]] = field(default_factory=dict)  # PROVENANCE_COLUMNS seen
 
 
 @dataclass(slots=True)
@@ -57,6 +62,7 @@ class LayoutSummary:
     split_of_trajectory: dict[str, str] = field(default_factory=dict)
     plots: list[str] = field(default_factory=list)
     redactions: dict[str, int] = field(default_factory=dict)
+    empty_configs: list[str] = field(default_factory=list)  # tables present but without rows
 
     @property
     def files(self) -> list[str]:
@@ -106,8 +112,6 @@ def build_dataset_folder(
     The folder is built in `dest/.staging` and swapped in at the end, so an interrupted
     publish never leaves a half-written dataset behind the old one.
     """
-    from builder.publish.card import CardInputs, build_card
-
     splits = check_splits(splits)
     scrubber = scrubber if scrubber is not None else Scrubber()
     sources = {c: out_dir / t for c, t in CONFIG_TABLES.items() if _parquet_files(out_dir / t)}
@@ -118,29 +122,51 @@ def build_dataset_folder(
     shutil.rmtree(staging, ignore_errors=True)
     summary = LayoutSummary(dest=dest)
     before = dict(scrubber.counts)
-    for config, source in sources.items():
-        summary.configs[config] = _write_config(
-            config, source, staging, splits, scrubber, summary.split_of_trajectory,
-            seed=seed, max_rows=max_rows_per_shard, batch_size=batch_size,
-        )  # fmt: skip
-    summary.redactions = {k: v - before.get(k, 0) for k, v in scrubber.counts.items()}
-    summary.redactions = {k: v for k, v in summary.redactions.items() if v}
-    summary.plots = _copy_plots(out_dir / "plots", staging / "plots")
-    report = _read_json(out_dir / "report.json")
-    resolved = _read_yaml(out_dir / "config.resolved.yaml")
-    inputs = CardInputs(
-        configs=summary.configs,
-        report=report,
-        resolved_config=resolved,
-        plots=summary.plots,
-        license=license,
-        repo_id=repo_id,
-        redactions=summary.redactions,
-        trajectories_per_split=_count_values(summary.split_of_trajectory, splits),
-    )
-    (staging / "README.md").write_text(build_card(inputs), encoding="utf-8")
+    try:
+        for config, source in sources.items():
+            layout = _write_config(
+                config, source, staging, splits, scrubber, summary.split_of_trajectory,
+                seed=seed, max_rows=max_rows_per_shard, batch_size=batch_size,
+            )  # fmt: skip
+            if layout.rows:
+                summary.configs[config] = layout
+            else:  # `datasets` cannot load a config without rows: leave it out, say so
+                summary.empty_configs.append(config)
+        if not summary.configs:
+            raise PublishError(f"{out_dir}: every table is empty, nothing to publish")
+        counts = {k: v - before.get(k, 0) for k, v in scrubber.counts.items()}
+        summary.redactions = {k: v for k, v in counts.items() if v}
+        summary.plots = _copy_plots(out_dir / "plots", staging / "plots")
+        card = build_card(_card_inputs(out_dir, summary, splits, license, repo_id))
+        (staging / "README.md").write_text(card, encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     _swap_in(staging, dest)
     return summary
+
+
+def _card_inputs(
+    out_dir: Path, summary: LayoutSummary, splits: dict[str, float], license: str, repo: str | None
+) -> CardInputs:
+    """What the card shows: the layout plus the run's report, config and config hash."""
+    values: dict[str, set[str]] = {}
+    for layout in summary.configs.values():
+        for column, seen in layout.values.items():
+            values.setdefault(column, set()).update(seen)
+    return CardInputs(
+        configs=summary.configs,
+        report=_read_json(out_dir / "report.json"),
+        resolved_config=_read_yaml(out_dir / "config.resolved.yaml"),
+        plots=summary.plots,
+        license=license,
+        repo_id=repo,
+        redactions=summary.redactions,
+        empty_configs=summary.empty_configs,
+        config_hash=_read_text(out_dir / "config.hash"),
+        data_values={c: sorted(v) for c, v in values.items()},
+        trajectories_per_split=_count_values(summary.split_of_trajectory, splits),
+    )
 
 
 def _parquet_files(folder: Path) -> list[Path]:
@@ -178,8 +204,11 @@ def _write_config(
     folder = staging / "data" / config
     writers = {s: _ShardWriter(folder, s, schema, max_rows) for s in splits}
     dataset = ds.dataset([str(f) for f in files], schema=schema, format="parquet")
+    values: dict[str, set[str]] = {c: set() for c in PROVENANCE_COLUMNS if c in schema.names}
     for batch in dataset.to_batches(batch_size=batch_size):
         batch = _scrub_batch(batch, scrubber)
+        for column, seen in values.items():
+            seen.update(v for v in pc.unique(batch.column(column)).to_pylist() if v)
         ids = batch.column(ID_COLUMN).to_pylist()
         names = [assigned.setdefault(i, split_of(i, splits, seed)) for i in ids]
         for split in splits:
@@ -187,8 +216,6 @@ def _write_config(
             part = batch.filter(mask)
             if part.num_rows:
                 writers[split].write(part)
-    if not any(w.total_rows for w in writers.values()):  # keep an empty config loadable
-        writers[next(iter(splits))].write_empty()
     files_out: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
     num_bytes: dict[str, int] = {}
@@ -198,7 +225,8 @@ def _write_config(
             files_out[split] = [p.relative_to(staging).as_posix() for p in paths]
             rows[split] = writer.total_rows
             num_bytes[split] = writer.total_bytes
-    return ConfigLayout(config, schema, rows, files_out, num_bytes)
+    distinct = {c: sorted(v) for c, v in values.items() if v}
+    return ConfigLayout(config, schema, rows, files_out, num_bytes, distinct)
 
 
 class _ShardWriter:
@@ -220,10 +248,6 @@ class _ShardWriter:
         self._rows_in_part += batch.num_rows
         self.total_rows += batch.num_rows
         self.total_bytes += batch.nbytes
-
-    def write_empty(self) -> None:
-        """A file with the schema and no row group (`datasets` skips empty row groups badly)."""
-        self._open_next()
 
     def _open_next(self) -> None:
         self._close()
@@ -285,6 +309,10 @@ def _read_json(path: Path) -> dict[str, Any]:
     except ValueError as err:
         raise PublishError(f"{path}: not valid JSON ({err}); rerun the report stage") from err
     return data if isinstance(data, dict) else {}
+
+
+def _read_text(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8").strip() or None if path.is_file() else None
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -120,7 +120,6 @@ def upload(
     if not token:
         raise PublishError("no Hugging Face token: set HF_TOKEN (a write token) in the environment")
     from huggingface_hub import CommitOperationAdd, HfApi
-    from huggingface_hub.errors import HfHubHTTPError
 
     api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token)
     try:
@@ -128,7 +127,7 @@ def upload(
             api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
         )
         remote = _remote_files(api, repo_id)
-    except HfHubHTTPError as err:
+    except Exception as err:  # HTTP status or network failure: say which, keep the cause
         raise PublishError(f"{repo_id}: cannot create or list the repo: {_status(err)}") from err
     todo = [f for f in report.planned if not _same(f, remote.get(f.path_in_repo))]
     report.skipped = [f.path_in_repo for f in report.planned if f not in todo]
@@ -142,13 +141,12 @@ def upload(
 
 
 def _commit(api: object, repo_id: str, ops: list, message: str, retries: int) -> None:
-    from huggingface_hub.errors import HfHubHTTPError
-
+    """One commit, retried on transient failures; a final failure says how to resume."""
     for attempt in range(retries + 1):
         try:
             api.create_commit(repo_id, ops, commit_message=message, repo_type=REPO_TYPE)  # type: ignore[attr-defined]
             return
-        except HfHubHTTPError as err:
+        except Exception as err:
             if attempt == retries or not _transient(err):
                 raise PublishError(
                     f"{repo_id}: commit {message!r} failed ({_status(err)}); "
@@ -159,14 +157,22 @@ def _commit(api: object, repo_id: str, ops: list, message: str, retries: int) ->
 
 
 def _status(err: Exception) -> str:
-    response = getattr(err, "response", None)
-    code = getattr(response, "status_code", None)
+    code = _status_code(err)
     return f"HTTP {code}" if code is not None else type(err).__name__
 
 
-def _transient(err: Exception) -> bool:
+def _status_code(err: Exception) -> int | None:
     code = getattr(getattr(err, "response", None), "status_code", None)
-    return code is None or code == 429 or code >= 500
+    return code if isinstance(code, int) else None
+
+
+def _transient(err: Exception) -> bool:
+    """Worth retrying: 429, 5xx, or a network error (no HTTP answer at all)."""
+    code = _status_code(err)
+    if code is not None:
+        return code == 429 or code >= 500
+    network = type(err).__module__.split(".")[0] in {"httpx", "httpx2", "httpcore", "httpcore2"}
+    return network or isinstance(err, OSError)
 
 
 def _remote_files(api: object, repo_id: str) -> dict[str, object]:

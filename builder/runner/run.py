@@ -115,7 +115,7 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
         max_per_step=cfg.selection.max_per_step,
         fallback=cfg.selection.fallback,
         exhaustive=cfg.selection.exhaustive,
-        max_preference_pairs=cfg.selection.max_preference_pairs or 4,
+        max_preference_pairs=cfg.selection.max_preference_pairs,
         seed=cfg.seed,
     )
 
@@ -228,7 +228,8 @@ async def run_shard(
         "eligible_steps": len(steps),
         "dropped": dict(dropped),
         "agent_requests": sum(r.agent_requests for r in results),
-        "agent_requests_exhaustive": sum(r.agent_requests_exhaustive for r in results),
+        "judge_requests": sum(r.judge_requests for r in results),
+        "judge_requests_exhaustive": sum(r.judge_requests_exhaustive for r in results),
         "redactions": dict(scrubber.counts) if scrubber else {},
     }
     write_json_atomic(marker_path(out_dir, plan.shard_id), stats)
@@ -392,14 +393,19 @@ def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
     markers = [read_json(p) for p in sorted((out_dir / "_state" / "shards").glob("*.json"))]
     markers = [m for m in markers if isinstance(m, dict)]
     made = sum(m.get("agent_requests", 0) for m in markers)
-    exhaustive = sum(m.get("agent_requests_exhaustive", 0) for m in markers)
+    judged = sum(m.get("judge_requests", 0) for m in markers)
+    exhaustive = sum(m.get("judge_requests_exhaustive", 0) for m in markers)
     redactions: Counter[str] = Counter()
     for m in markers:
         redactions.update(m.get("redactions", {}))
     usage = merge_usage(out_dir)
     extra = {
-        "agent_requests": made,
-        "agent_requests_exhaustive_estimate": exhaustive,
+        "early_exit": {
+            "agent requests (references + judgements)": made,
+            "agent requests for judging": judged,
+            "agent requests for judging, exhaustive": exhaustive,
+            "agent requests saved by early exit": max(0, exhaustive - judged),
+        },
         "redactions": dict(sorted(redactions.items())),
         "run": dataclasses.asdict(result) | {"out_dir": str(out_dir)},
     }

@@ -79,6 +79,6 @@ def read_marker(out_dir: Path, shard_id: str) -> dict[str, Any] | None:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")  # no .parquet suffix: globs skip it
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
     os.replace(tmp, path)

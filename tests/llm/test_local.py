@@ -225,14 +225,19 @@ def test_server_that_cannot_load_its_model_fails_with_the_log_tail(tmp_path: Pat
     with pytest.raises(LLMError, match="exited with code") as failure:
         server.start()
     assert f"Failed to load model from file: {bogus}" in str(failure.value)
+    assert server.log_path is not None and str(server.log_path) in str(failure.value)
+    assert server.log_path.exists()  # kept for the user to read
+    server.log_path.unlink()
 
 
 def test_server_is_stopped_when_its_context_exits(gguf_path: Path) -> None:
     with ManagedLlamaServer(gguf_path, n_ctx=512) as server:
         url = f"{server.base_url}/models"
         assert httpx.get(url).json()["data"][0]["id"] == server.model
+        log = server.log_path
     with pytest.raises(httpx.ConnectError):
         httpx.get(url, timeout=2.0)
+    assert log is not None and not log.exists()  # its temporary log is cleaned up
 
 
 # --- the OpenAI provider and the request cache against the server, through a counting proxy ---

@@ -15,6 +15,7 @@ import base64
 import hashlib
 import json
 import re
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -239,6 +240,14 @@ class _HubHTTPServer(ThreadingHTTPServer):
     def __init__(self, state: HubState) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.state = state
+
+
+def refusing_endpoint() -> str:
+    """A 127.0.0.1 URL on a port nothing listens on (connections are refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
 
 
 class HubServer:

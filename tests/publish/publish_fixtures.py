@@ -66,6 +66,7 @@ def make_run_output(root: Path, trajectories: int = 40) -> Path:
                     ],
                     "rendered_tokens": 10 + step,
                     "similarity": 0.5 + step / 10,
+                    "prompt_version": "compressor-v3",
                 }
             )
             for k in range(2):
@@ -92,6 +93,7 @@ def make_run_output(root: Path, trajectories: int = 40) -> Path:
                 pa.field("messages", pa.list_(MESSAGE)),
                 pa.field("rendered_tokens", pa.int64()),
                 pa.field("similarity", pa.float64()),
+                pa.field("prompt_version", pa.string()),
             ]
         ),
     )
@@ -108,10 +110,9 @@ def make_run_output(root: Path, trajectories: int = 40) -> Path:
             "selected": len(sup_rows),
         },
         "compression": {"ratio_mean": 0.42},
-        "prompt_version": "compressor-v3",
-        "config_hash": "abc123def456",
     }
     (out / "report.json").write_text(json.dumps(report))
+    (out / "config.hash").write_text("abc123def456\n")
     resolved = {"teacher": {"model": "gpt-teacher-x"}, "agent": {"model": "agent-model-y"}}
     (out / "config.resolved.yaml").write_text(yaml.safe_dump(resolved))
     return out

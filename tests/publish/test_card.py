@@ -74,7 +74,7 @@ def test_body_reports_statistics_plots_models_and_versions(
         f"**Builder version**: `{builder_version()}`",
         'load_dataset("acme/nap", "sft")',
         'load_dataset("acme/nap", "candidates")',
-        "| redactions.github_token | 120 |",
+        "| published_redactions.github_token | 120 |",
         "carry their own licences",
     ):
         assert expected in body, expected

@@ -193,7 +193,7 @@ def _strings(value: object) -> str:
     return ""
 
 
-def test_an_empty_table_still_gives_a_loadable_config(
+def test_an_empty_table_is_left_out_and_the_rest_still_loads(
     run_output: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
@@ -204,7 +204,9 @@ def test_an_empty_table_still_gives_a_loadable_config(
         pq.write_table(pq.read_table(path).slice(0, 0), path)
     dest = tmp_path / "ds"
     summary = build_dataset_folder(run_output, dest)
-    assert summary.configs["preferences"].rows == {"train": 0}
-    loaded = load_dataset(str(dest), "preferences", cache_dir=str(tmp_path / "cache"))
-    assert loaded["train"].num_rows == 0
-    assert "chosen" in loaded["train"].column_names
+    assert summary.empty_configs == ["preferences"]
+    assert sorted(summary.configs) == ["candidates", "sft"]
+    assert not (dest / "data" / "preferences").exists()
+    assert "no rows for them: `preferences`" in (dest / "README.md").read_text()
+    loaded = load_dataset(str(dest), "sft", cache_dir=str(tmp_path / "cache"))
+    assert loaded["train"].num_rows == summary.configs["sft"].rows["train"]

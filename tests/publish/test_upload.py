@@ -10,7 +10,7 @@ import pytest
 from builder.errors import PublishError
 from builder.publish.layout import build_dataset_folder, iter_folder_files
 from builder.publish.upload import commit_groups, plan_upload, upload
-from tests.publish.hub_server import HubServer
+from tests.publish.hub_server import HubServer, refusing_endpoint
 from tests.publish.publish_fixtures import TOKEN
 
 REPO = "acme/nap-compress"
@@ -127,3 +127,25 @@ def test_token_reaches_no_log_record_and_no_file(
             assert TOKEN.encode() not in path.read_bytes(), path
     for content in hub.state.files(REPO).values():
         assert TOKEN.encode() not in content
+
+
+def test_what_arrived_loads_with_datasets(
+    hub: HubServer, dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    from datasets import load_dataset
+
+    upload(dataset, REPO)
+    mirror = tmp_path / "mirror"
+    for path, content in hub.state.files(REPO).items():
+        (mirror / path).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / path).write_bytes(content)
+    sft = load_dataset(str(mirror), "sft", cache_dir=str(tmp_path / "cache"))
+    expected = load_dataset(str(dataset), "sft", cache_dir=str(tmp_path / "cache2"))
+    assert {s: d.num_rows for s, d in sft.items()} == {s: d.num_rows for s, d in expected.items()}
+    assert sft["train"][0] == expected["train"][0]
+
+
+def test_an_unreachable_endpoint_is_a_publish_error(dataset: Path, hub: HubServer) -> None:
+    with pytest.raises(PublishError, match="cannot create or list the repo"):
+        upload(dataset, REPO, endpoint=refusing_endpoint(), token=TOKEN)

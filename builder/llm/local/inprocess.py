@@ -80,16 +80,20 @@ class LocalProvider:
     def _sample(
         self, llama: Any, prompt: list[int], request: ChatRequest, index: int
     ) -> tuple[Completion, Usage]:
-        cached = type(llama).longest_token_prefix(list(llama._input_ids), prompt)
-        response = llama.create_completion(
-            prompt=prompt,
-            max_tokens=request.max_tokens or self._default_max_tokens,
-            temperature=request.temperature,
-            top_p=1.0 if request.top_p is None else request.top_p,
-            stop=[*STOP, *(request.stop or ())],
-            seed=(request.seed or 0) + index,
-            grammar=_grammar(request.json_schema),
-        )
+        evaluated = list(getattr(llama, "_input_ids", ()))  # what the KV cache holds now
+        cached = type(llama).longest_token_prefix(evaluated, prompt)
+        try:
+            response = llama.create_completion(
+                prompt=prompt,
+                max_tokens=request.max_tokens or self._default_max_tokens,
+                temperature=request.temperature,
+                top_p=1.0 if request.top_p is None else request.top_p,
+                stop=[*STOP, *(request.stop or ())],
+                seed=(request.seed or 0) + index,
+                grammar=_grammar(request.json_schema),
+            )
+        except (RuntimeError, ValueError) as exc:  # llama.cpp decode / sampling failures
+            raise PermanentLLMError(f"the local model failed to generate: {exc}") from exc
         choice = response["choices"][0]
         text, calls = parse_tool_calls(choice["text"]) if request.tools else (choice["text"], ())
         finish = "tool_calls" if calls else choice.get("finish_reason")
@@ -97,7 +101,7 @@ class LocalProvider:
         usage = Usage(
             counts.get("prompt_tokens", len(prompt)),
             counts.get("completion_tokens", 0),
-            min(cached, len(prompt) - 1),  # llama.cpp re-evaluates at least one token
+            max(0, min(cached, len(prompt) - 1)),  # llama.cpp re-evaluates at least one token
         )
         return Completion(text, calls, finish), usage
 

@@ -52,6 +52,7 @@ class ManagedLlamaServer:
         self._n_threads = n_threads
         self._timeout = startup_timeout_s
         self._process: subprocess.Popen[bytes] | None = None
+        self._temp_log = False  # a log we created is removed after a clean stop
 
     @property
     def base_url(self) -> str:
@@ -67,7 +68,7 @@ class ManagedLlamaServer:
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix="nap-llama-server-", suffix=".log")
             os.close(fd)
-            self.log_path = Path(name)
+            self.log_path, self._temp_log = Path(name), True
         self.port = _free_port()
         with self.log_path.open("ab") as log:
             self._process = subprocess.Popen(
@@ -77,6 +78,7 @@ class ManagedLlamaServer:
         try:
             self._wait_until_healthy()
         except BaseException:
+            self._temp_log = False  # keep the log: the error message points to it
             self.stop()
             raise
         return self
@@ -93,6 +95,8 @@ class ManagedLlamaServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if self._temp_log and self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
 
     def __enter__(self) -> ManagedLlamaServer:
         return self.start()

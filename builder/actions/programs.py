@@ -1,0 +1,416 @@
+"""Per-program feature extraction for one simple command (`grep`, `sed`, `python`, `git`, ...).
+
+Each handler knows which arguments of its program are files, patterns, line ranges or inline
+content; unknown programs fall back to a generic split (path-like arguments are files).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from builder.actions import intent as it
+from builder.actions.bashparse import SimpleCommand
+from builder.actions.normalize import program, resolve, split_flags
+from builder.actions.records import SUBMIT_FEATURES, WHOLE, Features, LineRange
+from builder.actions.tools import editor_features, to_int
+
+_SED_RANGE = re.compile(r"^(\d+|\$)(?:,(\d+|\$|\+\d+))?p$")
+_REF = re.compile(r"HEAD[~^\d]*|[0-9a-f]{7,40}|@|origin/\S+")
+_WRITE_OPS = {">": "write", ">|": "write", "&>": "write", ">>": "append", "&>>": "append"}
+
+
+def command_features(cmd: SimpleCommand) -> Features:
+    """Features of one simple command, by program."""
+    prog = program(cmd.name)
+    handler = _HANDLERS.get(prog)
+    if handler is not None:
+        return handler(prog, cmd)
+    if ("/" in cmd.name and prog.endswith((".sh", ".py"))) or cmd.name.startswith("./"):
+        return _run_script(prog, cmd, resolve(cmd.name, cmd.cwd), cmd.args)
+    return _generic(prog, cmd)
+
+
+def _paths(args: tuple[str, ...] | list[str], cwd: str | None) -> frozenset[str]:
+    return frozenset(resolve(a, cwd) for a in args)
+
+
+def _write_target(cmd: SimpleCommand) -> tuple[str, str] | None:
+    for r in cmd.redirects:
+        op = _WRITE_OPS.get(r.op)
+        if op and r.target not in ("/dev/null", "") and not r.target.isdigit():
+            return op, resolve(r.target, cmd.cwd)
+    return None
+
+
+def _generic(prog: str, cmd: SimpleCommand) -> Features:
+    flags, pos = split_flags(prog, cmd.args)
+    intent = it.program_intent(prog)
+    files = [p for p in pos if "/" in p or re.search(r"\.\w{1,5}$", p) or p in (".", "..")]
+    others = [p for p in pos if p not in files]
+    write = _write_target(cmd)
+    if intent == it.MODIFY or intent == it.INFO or intent == it.LIST:
+        files, others = list(pos), []
+    if intent == it.LIST and not files:
+        files = ["."]
+    return Features(
+        intent=intent,
+        verb=prog,
+        op=it.MODIFY_OPS.get(prog) if intent == it.MODIFY else None,
+        files=_paths(files, cmd.cwd)
+        | (frozenset({write[1]}) if write and intent == it.MODIFY else frozenset()),
+        patterns=frozenset(others),
+        flags=flags,
+        content=cmd.heredoc,
+    )
+
+
+def _echo(prog: str, cmd: SimpleCommand) -> Features:
+    text = " ".join(a for a in cmd.args if not re.fullmatch(r"-[neE]+", a))
+    write = _write_target(cmd)
+    if write:
+        return Features(
+            intent=it.MODIFY, verb="write", op=write[0], files=frozenset({write[1]}), content=text
+        )
+    return Features(intent=it.OUTPUT, verb=prog, content=text)
+
+
+def _cat(prog: str, cmd: SimpleCommand) -> Features:
+    flags, pos = split_flags(prog, cmd.args)
+    write = _write_target(cmd)
+    if write and (cmd.heredoc is not None or not pos):
+        return Features(
+            intent=it.MODIFY,
+            verb="write",
+            op=write[0],
+            files=frozenset({write[1]}),
+            content=cmd.heredoc,
+        )
+    files = _paths(pos, cmd.cwd)
+    return Features(
+        intent=it.READ, verb=prog, files=files, ranges=(WHOLE,) if files else (), flags=flags
+    )
+
+
+def _head_tail(prog: str, cmd: SimpleCommand) -> Features:
+    flags, pos = split_flags(prog, cmd.args)
+    count = next((f.split("=", 1)[1] for f in flags if f.startswith("-n=")), "10")
+    rest = frozenset(f for f in flags if not f.startswith("-n="))
+    if prog == "tail" and count.startswith("+") and count[1:].isdigit():
+        rng = LineRange(int(count[1:]), None)
+    elif count.lstrip("-").isdigit() and not count.startswith("-"):
+        n = int(count)
+        rng = LineRange(1, n) if prog == "head" else LineRange(-n, None)
+    else:
+        rng = WHOLE
+    files = _paths(pos, cmd.cwd)
+    return Features(intent=it.READ, verb=prog, files=files, ranges=(rng,), flags=rest)
+
+
+def _sed(prog: str, cmd: SimpleCommand) -> Features:
+    flags, pos = split_flags(prog, cmd.args)
+    scripts = [f.split("=", 1)[1] for f in flags if f.startswith("-e=")]
+    if not scripts and pos:
+        scripts, pos = [pos[0]], pos[1:]
+    script = ";".join(scripts)
+    files = _paths(pos, cmd.cwd)
+    if any(f.startswith("-i") for f in flags) or "--in-place" in flags:
+        return Features(
+            intent=it.MODIFY, verb="sed", op="edit", files=files, old_text=script, content=script
+        )
+    ranges = _sed_ranges(script) if "-n" in flags else None
+    if ranges:
+        return Features(intent=it.READ, verb="sed", files=files, ranges=ranges)
+    return Features(
+        intent=it.READ, verb="sed", files=files, patterns=frozenset({script}), ranges=(WHOLE,)
+    )
+
+
+def _sed_ranges(script: str) -> tuple[LineRange, ...] | None:
+    out = []
+    for piece in re.split(r"[;\n]", script):
+        piece = piece.strip().replace(" ", "")
+        if not piece:
+            continue
+        m = _SED_RANGE.match(piece)
+        if not m:
+            return None
+        a, b = m.groups()
+        start = -1 if a == "$" else int(a)
+        if b is None:
+            end: int | None = start if start > 0 else None
+        elif b == "$":
+            end = None
+        elif b.startswith("+"):
+            end = start + int(b[1:])
+        else:
+            end = int(b)
+        out.append(LineRange(start, end))
+    return tuple(out) or None
+
+
+def _awk(prog: str, cmd: SimpleCommand) -> Features:
+    _, pos = split_flags(prog, cmd.args)
+    script, files = (pos[0], pos[1:]) if pos else ("", ())
+    lo = re.search(r"NR\s*(>=|>|==)\s*(\d+)", script)
+    hi = re.search(r"NR\s*(<=|<)\s*(\d+)", script)
+    paths = _paths(files, cmd.cwd)
+    if lo or hi:
+        start = int(lo.group(2)) + (lo.group(1) == ">") if lo else 1
+        end = int(hi.group(2)) - (hi.group(1) == "<") if hi else None
+        if lo and lo.group(1) == "==" and not hi:
+            end = start
+        return Features(intent=it.READ, verb="awk", files=paths, ranges=(LineRange(start, end),))
+    regex = re.fullmatch(r"\s*/(.+)/\s*(\{.*\})?\s*", script, re.S)
+    if regex:
+        return Features(
+            intent=it.SEARCH,
+            verb="awk",
+            op="content",
+            files=paths,
+            patterns=frozenset({regex.group(1)}),
+        )
+    return Features(intent=it.READ, verb="awk", files=paths, content=script, ranges=(WHOLE,))
+
+
+def _grep(prog: str, cmd: SimpleCommand) -> Features:
+    flags, pos = split_flags("rg" if prog in ("rg", "ag", "ack") else "grep", cmd.args)
+    patterns = [f.split("=", 1)[1] for f in flags if f.startswith("-e=")]
+    flags = frozenset(f for f in flags if not f.startswith("-e="))
+    if not patterns and pos:
+        patterns, pos = [pos[0]], pos[1:]
+    recursive = prog != "grep" or bool({"-r", "-R", "--recursive"} & flags)
+    files = _paths(pos, cmd.cwd) or (
+        frozenset({resolve(".", cmd.cwd)}) if recursive else frozenset()
+    )
+    if "-i" in flags:
+        patterns = [p.lower() for p in patterns]
+    return Features(
+        intent=it.SEARCH,
+        verb="grep",
+        op="content",
+        files=files,
+        patterns=frozenset(patterns),
+        flags=flags if prog == "grep" else frozenset(),
+    )
+
+
+def _find(prog: str, cmd: SimpleCommand) -> Features:
+    args = list(cmd.args)
+    starts = []
+    while args and not args[0].startswith(("-", "(", "!")):
+        starts.append(args.pop(0))
+    patterns: set[str] = set()
+    flags: set[str] = set()
+    inner: Features | None = None
+    while args:
+        tok = args.pop(0)
+        if tok in ("-exec", "-execdir", "-ok"):
+            body = []
+            while args and args[0] not in (";", "\\;", "+"):
+                body.append(args.pop(0))
+            args = args[1:]
+            if body:
+                inner = command_features(
+                    SimpleCommand(name=body[0], args=tuple(body[1:]), cwd=cmd.cwd)
+                )
+        elif tok in ("-name", "-iname", "-path", "-ipath", "-regex", "-wholename") and args:
+            patterns.add(args.pop(0))
+        elif tok.startswith("-") and args and not args[0].startswith(("-", "(", ")", "!")):
+            flags.add(f"{tok}={args.pop(0)}")
+        elif tok.startswith("-"):
+            flags.add(tok)
+    files = _paths(starts or ["."], cmd.cwd)
+    if inner is not None and inner.intent == it.SEARCH:
+        return narrowed(inner, files, frozenset(patterns))
+    intent = it.SEARCH if patterns else it.LIST
+    return Features(
+        intent=intent,
+        verb="find",
+        op="name" if patterns else None,
+        files=files,
+        patterns=frozenset(patterns),
+        flags=frozenset(flags),
+    )
+
+
+def narrowed(inner: Features, files: frozenset[str], names: frozenset[str]) -> Features:
+    """`find ... -name X | xargs grep P`: a grep over the found files; names become filters."""
+    return replace(inner, files=files, flags=inner.flags | {f"-name={n}" for n in names})
+
+
+def _python(prog: str, cmd: SimpleCommand) -> Features:
+    flags, pos = split_flags("python", cmd.args)
+    code = next((f.split("=", 1)[1] for f in flags if f.startswith("-c=")), None)
+    module = next((f.split("=", 1)[1] for f in flags if f.startswith("-m=")), None)
+    if code is not None:
+        return Features(intent=it.RUN, verb="python", content=code)
+    if module is not None:
+        rest = replace(cmd, name=module, args=tuple(_after_module(cmd.args, module)))
+        if module in ("pytest", "pip", "unittest"):
+            return command_features(rest)
+        return Features(intent=it.RUN, verb="python", patterns=frozenset({module, *pos}))
+    if pos and pos[0] != "-":
+        return _run_script("python", cmd, resolve(pos[0], cmd.cwd), pos[1:], flags)
+    return Features(intent=it.RUN, verb="python", content=cmd.heredoc)
+
+
+def _after_module(args: tuple[str, ...], module: str) -> list[str]:
+    items = list(args)
+    for i, a in enumerate(items):
+        if a == module or a == "-m" + module:
+            return items[i + 1 :]
+    return []
+
+
+def _run_script(
+    prog: str,
+    cmd: SimpleCommand,
+    script: str,
+    rest: tuple[str, ...],
+    flags: frozenset[str] = frozenset(),
+) -> Features:
+    more, selectors = split_flags(prog, tuple(rest))
+    return Features(
+        intent=it.RUN,
+        verb=prog,
+        files=frozenset({script}),
+        patterns=frozenset(selectors),
+        flags=flags | more,
+        content=cmd.heredoc,
+    )
+
+
+def _pytest(prog: str, cmd: SimpleCommand) -> Features:
+    flags, pos = split_flags("pytest", cmd.args)
+    files, patterns = set(), set()
+    for p in pos:
+        path, _, node = p.partition("::")
+        files.add(resolve(path, cmd.cwd))
+        if node:
+            patterns.add(node)
+    patterns |= {f.split("=", 1)[1] for f in flags if f.startswith("-k=")}
+    flags = frozenset(f for f in flags if not f.startswith("-k="))
+    return Features(
+        intent=it.RUN,
+        verb="pytest",
+        files=frozenset(files),
+        patterns=frozenset(patterns),
+        flags=flags,
+    )
+
+
+def _pip(prog: str, cmd: SimpleCommand) -> Features:
+    flags, pos = split_flags("pip", cmd.args)
+    sub = pos[0] if pos else ""
+    files = {resolve(f.split("=", 1)[1], cmd.cwd) for f in flags if f[:3] in ("-e=", "-r=")}
+    flags = frozenset(f for f in flags if f[:3] not in ("-e=", "-r="))
+    intent = it.RUN if sub in ("install", "uninstall", "download") else it.INFO
+    return Features(
+        intent=intent,
+        verb="pip",
+        op=sub,
+        files=frozenset(files),
+        patterns=frozenset(p.lower() for p in pos[1:]),
+        flags=flags,
+    )
+
+
+def _git(prog: str, cmd: SimpleCommand) -> Features:
+    args = list(cmd.args)
+    while args and args[0].startswith("-"):
+        flag = args.pop(0)
+        if flag in ("-C", "-c") and args:
+            args.pop(0)
+    sub = args.pop(0) if args else ""
+    if sub == "grep":
+        unit = _grep("grep", replace(cmd, name="grep", args=tuple(args)))
+        return replace(unit, files=unit.files or frozenset({resolve(".", cmd.cwd)}), git="grep")
+    flags, pos = split_flags("git", tuple(args))
+    if (
+        sub in ("stash", "remote", "submodule", "worktree", "branch")
+        and pos
+        and not pos[0].startswith("-")
+    ):
+        sub, pos = f"{sub} {pos[0]}", pos[1:]
+    files = _paths([p for p in pos if not _REF.fullmatch(p)], cmd.cwd)
+    return Features(intent=it.VCS, verb="git", git=sub, files=files, flags=flags)
+
+
+def _swe_open(prog: str, cmd: SimpleCommand) -> Features:
+    pos = list(cmd.args)
+    if prog == "goto" or not pos:
+        line = to_int(pos[0]) if pos else None
+        rng = LineRange(max(1, line - 50), line + 50) if line else WHOLE
+        return Features(intent=it.READ, verb="open", ranges=(rng,))
+    line = to_int(pos[1]) if len(pos) > 1 else None
+    rng = LineRange(max(1, line - 50), line + 50) if line else LineRange(1, 100)
+    return Features(intent=it.READ, verb="open", files=_paths(pos[:1], cmd.cwd), ranges=(rng,))
+
+
+def _swe_search(prog: str, cmd: SimpleCommand) -> Features:
+    pos = list(cmd.args)
+    pattern = frozenset(pos[:1])
+    if prog == "find_file":
+        where = _paths(pos[1:] or ["."], cmd.cwd)
+        return Features(intent=it.SEARCH, verb="find", op="name", patterns=pattern, files=where)
+    where = _paths(pos[1:] or (["."] if prog == "search_dir" else []), cmd.cwd)
+    return Features(intent=it.SEARCH, verb="grep", op="content", patterns=pattern, files=where)
+
+
+def _editor_cli(prog: str, cmd: SimpleCommand) -> Features:
+    """`str_replace_editor view /testbed/x.py --view_range 1 50` (SWE-agent 1.x action text)."""
+    args: dict[str, Any] = {}
+    pos: list[str] = []
+    items = list(cmd.args)
+    while items:
+        tok = items.pop(0)
+        if tok == "--view_range" and len(items) >= 2:
+            args["view_range"] = [items.pop(0), items.pop(0)]
+        elif tok.startswith("--") and items:
+            args[tok[2:]] = items.pop(0)
+        else:
+            pos.append(tok)
+    args.setdefault("command", pos[0] if pos else "view")
+    args.setdefault("path", resolve(pos[1], cmd.cwd) if len(pos) > 1 else "")
+    return editor_features(args)
+
+
+def _swe_create(prog: str, cmd: SimpleCommand) -> Features:
+    return Features(
+        intent=it.MODIFY, verb="create", op="write", files=_paths(cmd.args[:1], cmd.cwd)
+    )
+
+
+_HANDLERS = {
+    "echo": _echo,
+    "printf": _echo,
+    "cat": _cat,
+    "nl": _cat,
+    "less": _cat,
+    "more": _cat,
+    "bat": _cat,
+    "head": _head_tail,
+    "tail": _head_tail,
+    "sed": _sed,
+    "awk": _awk,
+    "gawk": _awk,
+    "grep": _grep,
+    "rg": _grep,
+    "ag": _grep,
+    "ack": _grep,
+    "find": _find,
+    "python": _python,
+    "pytest": _pytest,
+    "pip": _pip,
+    "git": _git,
+    "open": _swe_open,
+    "goto": _swe_open,
+    "find_file": _swe_search,
+    "search_dir": _swe_search,
+    "search_file": _swe_search,
+    "str_replace_editor": _editor_cli,
+    "create": _swe_create,
+    "submit": lambda prog, cmd: SUBMIT_FEATURES,
+}
