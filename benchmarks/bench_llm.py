@@ -108,7 +108,8 @@ async def zero_latency(base_url: str, cache_path: Path) -> dict[str, float]:
     provider = OpenAIProvider("bench", base_url=base_url, api_key_env=NO_KEY_ENV)
     limits = EndpointLimits(max_in_flight=THROUGHPUT_CONCURRENCY)
     client = LLMClient(provider, cache=RequestCache(cache_path), limits=limits)
-    await provider.complete(requests(1, "warm")[0])
+    for request in requests(50, "warm"):  # connections, lazy imports
+        await provider.complete(request)
     raw = await throughput(provider.complete, requests(N_REQUESTS, "raw"), THROUGHPUT_CONCURRENCY)
 
     async def through(request: ChatRequest) -> ChatResponse:
@@ -145,6 +146,29 @@ async def fake_ceiling(cache_path: Path) -> float:
         return await client.complete(request, stage="bench")
 
     return await throughput(through, requests(2000, "fake"), THROUGHPUT_CONCURRENCY)
+
+
+class Sleeper:
+    """A provider that only waits: what the limiter alone achieves, with no HTTP stack."""
+
+    provider, model, base_url = "sleeper", "sleeper", None
+
+    def __init__(self, latency_s: float) -> None:
+        self.latency_s = latency_s
+        self.fake = FakeProvider(lambda r, i: "ok")
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        await asyncio.sleep(self.latency_s)
+        return await self.fake.complete(request)
+
+
+async def limiter_alone(latency_s: float) -> float:
+    """Time-averaged requests inside the provider / the limit, without HTTP."""
+    provider = Timed(Sleeper(latency_s))
+    client = LLMClient(provider, limits=EndpointLimits(max_in_flight=CONCURRENCY_LIMIT))
+    batch = requests(CONCURRENCY_LIMIT * 6, "sleeper")
+    await asyncio.gather(*(client.complete(r, stage="bench") for r in batch))
+    return mean_overlap(provider.intervals) / CONCURRENCY_LIMIT
 
 
 def cache_lookup(cache_path: Path) -> dict[str, float]:
@@ -201,10 +225,12 @@ def main() -> dict[str, Any]:
         with server_process(latency) as root:
             concurrency.append(asyncio.run(achieved_concurrency(root, latency)))
     target = concurrency[0]
+    limiter_fraction = asyncio.run(limiter_alone(LATENCIES_S[0]))
     results = {
         "zero_latency": {**zero, "fake_provider_rps": ceiling},
         "cache_lookup": lookup,
         "concurrency": concurrency,
+        "limiter_alone_fraction_of_limit": limiter_fraction,
         "machine": {"cpus": os.cpu_count(), "loadavg_1m": [load_before, os.getloadavg()[0]]},
         "targets": {
             "overhead_ms_median_below_2": zero["overhead_ms_median"] < 2.0,
@@ -235,6 +261,12 @@ def main() -> dict[str, Any]:
                 f"{run['process_cpu_ms_per_request']:.2f} ms CPU/req",
             )
         )
+    rows.append(
+        (
+            f"LLMClient limiter alone @ {LATENCIES_S[0]}s (no HTTP)",
+            f"{100 * limiter_fraction:.1f}% of {CONCURRENCY_LIMIT}",
+        )
+    )
     rows.append(
         (
             "load average (1 min) before / after",

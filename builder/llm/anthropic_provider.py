@@ -28,11 +28,18 @@ SCHEMA_TOOL = "respond"
 
 class AnthropicProvider:
     provider = "anthropic"
-    api_key_env = "ANTHROPIC_API_KEY"
 
-    def __init__(self, model: str, *, base_url: str | None = None, timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+        api_key_env: str = "ANTHROPIC_API_KEY",
+    ) -> None:
         self.model = model
         self.base_url = base_url
+        self.api_key_env = api_key_env
         api_key = os.environ.get(self.api_key_env)
         if not api_key:
             raise ConfigError(f"set {self.api_key_env} to use the Anthropic API (model {model!r})")

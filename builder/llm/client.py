@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from urllib.parse import urlsplit
 
 from builder.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
 from builder.llm.cache import RequestCache, key_for
@@ -24,6 +25,14 @@ def estimate_tokens(request: ChatRequest) -> int:
     """A cheap upper-ish estimate for the TPM limiter (4 characters per token)."""
     prompt = sum(len(m.content) + len(m.content_parts or "") for m in request.messages) // 4
     return prompt + request.n * (request.max_tokens or DEFAULT_COMPLETION_ESTIMATE)
+
+
+def is_paid(provider: ChatProvider) -> bool:
+    """Whether requests cost money: not the embedded model nor a server on this machine."""
+    if provider.provider in ("local", "fake"):
+        return False
+    host = urlsplit(provider.base_url).hostname if provider.base_url else None
+    return host not in ("127.0.0.1", "localhost", "::1")
 
 
 class LLMClient:
@@ -48,7 +57,7 @@ class LLMClient:
         self.budget = budget
         self.usage = usage or UsageLedger()
         unpriced = prices is None or prices.get(provider.model) is None
-        if budget is not None and budget.max_usd is not None and unpriced:
+        if budget is not None and budget.max_usd is not None and unpriced and is_paid(provider):
             raise ConfigError(
                 f"budget.max_usd is set but model {provider.model!r} has no price; add it "
                 "to the price table (input / cached_input / output USD per million tokens)"

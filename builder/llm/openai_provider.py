@@ -6,8 +6,9 @@ obtained in `capabilities`:
 - `n`: a server that returns fewer choices than asked (llama.cpp returns one) gets the missing
   samples as separate requests, with `seed + i` when a seed is given; later requests go
   straight to one request per sample.
-- structured output: `{"type": "json_schema"}` first; on a 400/422 refusal, `{"type":
-  "json_object", "schema": ...}` (what llama.cpp accepts), then that is used from then on.
+- structured output: `{"type": "json_schema"}` first; when refused (400/422, or a 5xx as
+  llama.cpp's server answers), `{"type": "json_object", "schema": ...}` (what llama.cpp
+  accepts); if that works it is used from then on, else the first error stands.
 The SDK's own retries are off: `LLMClient` retries.
 """
 
@@ -101,19 +102,14 @@ class OpenAIProvider:
         return list(await asyncio.gather(*(self._create(request, 1, s) for s in seeds)))
 
     async def _create(self, request: ChatRequest, n: int, seed: int | None) -> dict[str, Any]:
+        dialect = self.capabilities.response_format or "json_schema"
         try:
             try:
-                result = await self._post(self._body(request, n, seed))
+                result = await self._post(self._body(request, n, seed, dialect))
             except openai.APIStatusError as exc:
                 if not self._should_fall_back(exc, request):
                     raise
-                self.capabilities.response_format = "json_object"
-                log.info(
-                    "%s refused json_schema (HTTP %d): using json_object with schema",
-                    self._label,
-                    exc.status_code,
-                )
-                result = await self._post(self._body(request, n, seed))
+                result = await self._fall_back(request, n, seed, exc)
         except Exception as exc:
             raise_mapped(exc, openai, self._label, self.api_key_env)
         if not isinstance(result, dict) or not isinstance(result.get("choices"), list):
@@ -123,6 +119,23 @@ class OpenAIProvider:
             )
         if request.json_schema is not None and self.capabilities.response_format is None:
             self.capabilities.response_format = "json_schema"
+        return result
+
+    async def _fall_back(
+        self, request: ChatRequest, n: int, seed: int | None, refusal: openai.APIStatusError
+    ) -> Any:
+        """Retry a refused json_schema request as json_object + schema; remember it only if
+        that works, else the original error stands (a 5xx may have been a plain outage)."""
+        try:
+            result = await self._post(self._body(request, n, seed, "json_object"))
+        except openai.APIStatusError:
+            raise refusal from None
+        self.capabilities.response_format = "json_object"
+        log.info(
+            "%s refused json_schema (HTTP %d): using json_object with schema from now on",
+            self._label,
+            refusal.status_code,
+        )
         return result
 
     async def _post(self, body: dict[str, Any]) -> Any:
@@ -135,10 +148,12 @@ class OpenAIProvider:
         return (
             request.json_schema is not None
             and self.capabilities.response_format is None
-            and exc.status_code in (400, 422)
+            and (exc.status_code in (400, 422) or exc.status_code >= 500)  # llama.cpp: 500
         )
 
-    def _body(self, request: ChatRequest, n: int, seed: int | None) -> dict[str, Any]:
+    def _body(
+        self, request: ChatRequest, n: int, seed: int | None, dialect: str = "json_schema"
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": to_openai_messages(request.messages),
@@ -151,17 +166,18 @@ class OpenAIProvider:
             "seed": seed,
             "stop": list(request.stop) if request.stop else None,
             "tools": list(request.tools) if request.tools else None,
-            "response_format": self._response_format(request.json_schema),
+            "response_format": _response_format(request.json_schema, dialect),
         }
         body.update({k: v for k, v in optional.items() if v is not None})
         return body
 
-    def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-        if schema is None:
-            return None
-        if self.capabilities.response_format == "json_object":
-            return {"type": "json_object", "schema": schema}
-        return {"type": "json_schema", "json_schema": {"name": "response", "schema": schema}}
+
+def _response_format(schema: dict[str, Any] | None, dialect: str) -> dict[str, Any] | None:
+    if schema is None:
+        return None
+    if dialect == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "response", "schema": schema}}
 
 
 def _completion(choice: dict[str, Any]) -> Completion:

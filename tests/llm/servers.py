@@ -93,7 +93,7 @@ class FakeAPIServer:
         latency_s: float = 0.0,
         faults: Iterable[Fault] = (),
         honour_n: bool = True,
-        reject_json_schema: bool = False,
+        reject_json_schema: int | None = None,  # the status to refuse json_schema with
         text: TextResponder = default_text,
         anthropic_content: Callable[[dict[str, Any], int], list[dict[str, Any]]] | None = None,
         anthropic_usage: dict[str, int] | None = None,
@@ -155,7 +155,7 @@ class FakeAPIServer:
         fmt = body.get("response_format") or {}
         if self.reject_json_schema and fmt.get("type") == "json_schema":
             detail = "response_format.type: Input should be 'text' or 'json_object'"
-            return 422, {"detail": [{"msg": detail}]}
+            return self.reject_json_schema, {"detail": [{"msg": detail}]}
         return 200, openai_completion(body, number, honour_n=self.honour_n, text=self.text)
 
     def anthropic_answer(self, body: dict[str, Any], number: int) -> tuple[int, dict[str, Any]]:

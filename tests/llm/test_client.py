@@ -114,9 +114,14 @@ def test_budget_in_usd_stops_new_requests_and_says_how_to_go_on() -> None:
     assert provider.calls == 1
 
 
-def test_a_usd_budget_without_a_price_for_the_model_is_a_config_error() -> None:
+def test_a_usd_budget_without_a_price_for_a_paid_model_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="has no price"):
         LLMClient(ScriptedProvider(), budget=Budget(max_usd=1.0))
+    local = ScriptedProvider()
+    local.base_url = "http://127.0.0.1:8080/v1"  # a self-hosted server costs nothing
+    client = LLMClient(local, budget=Budget(max_usd=1.0))
+    run(client, ask("a"), ask("b"))
+    assert client.usage.stage("s").cost_usd == 0.0
 
 
 def test_one_budget_can_be_shared_by_clients_of_different_stages() -> None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from builder.errors import ConfigError
+from builder.errors import ConfigError, TransientLLMError
 from builder.llm.openai_provider import PLACEHOLDER_KEY, OpenAIProvider
 from builder.llm.protocol import ChatRequest, ChatResponse
 from schemas.trajectories import Message, ToolCall
-from tests.llm.servers import FakeAPIServer
+from tests.llm.servers import FakeAPIServer, status
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 TOOLS = (
@@ -139,9 +139,10 @@ def test_json_schema_is_asked_first_and_recorded_when_accepted() -> None:
     assert json.loads(response.completions[0].text) == {"ok": True}
 
 
-def test_a_server_that_rejects_json_schema_gets_json_object_with_the_schema() -> None:
+@pytest.mark.parametrize("refusal", [422, 400, 500])
+def test_a_server_that_rejects_json_schema_gets_json_object_with_the_schema(refusal: int) -> None:
     request = ChatRequest((Message("user", "ok?"),), json_schema=SCHEMA)
-    with FakeAPIServer(reject_json_schema=True) as server:
+    with FakeAPIServer(reject_json_schema=refusal) as server:
         provider = OpenAIProvider("gemma", base_url=server.base_url)
         complete_twice(provider, request)  # the fallback is remembered: one request the 2nd time
         assert [r["response_format"]["type"] for r in server.requests] == [
@@ -151,6 +152,17 @@ def test_a_server_that_rejects_json_schema_gets_json_object_with_the_schema() ->
         ]
         assert server.requests[2]["response_format"] == {"type": "json_object", "schema": SCHEMA}
     assert provider.capabilities.response_format == "json_object"
+
+
+def test_when_the_fallback_fails_too_the_first_error_stands_and_nothing_is_remembered() -> None:
+    request = ChatRequest((Message("user", "ok?"),), json_schema=SCHEMA)
+    with FakeAPIServer(faults=[status(503), status(400)]) as server:
+        provider = OpenAIProvider("gpt-test", base_url=server.base_url)
+        with pytest.raises(TransientLLMError, match="HTTP 503"):
+            complete(provider, request)
+        assert provider.capabilities.response_format is None
+        complete(OpenAIProvider("gpt-test", base_url=server.base_url), request)
+        assert server.requests[-1]["response_format"]["type"] == "json_schema"
 
 
 def test_openai_itself_needs_a_key_but_a_self_hosted_server_does_not(
