@@ -250,6 +250,20 @@ def _own_rules() -> list[Rule]:
             hints=_ENV_HINTS,
             lower=True,
         ),
+        # Config files (INI, AWS credentials, YAML): `aws_secret_access_key = value` unquoted;
+        # only long values mixing letters and digits, so `token = tokens[i]` stays.
+        Rule(
+            "config_secret",
+            re.compile(
+                rf"{_CODE_WORD}[ \t]*(?:=|:)[ \t]*"
+                r"([^\s'\"#\\()\[\]{}<>,;]{16,})(?=$|\s)(?![ \t]*[:=])",
+                re.MULTILINE,
+            ),
+            group=1,
+            check=lambda v: _secret_value(v) and _mixed(v),
+            hints=_ENV_HINTS,
+            lower=True,
+        ),
     ]
     return rules
 

@@ -1,9 +1,15 @@
 """Anthropic Messages API through the `anthropic` SDK.
 
-The API has no `n`: samples are parallel requests, and the `cache_control` breakpoint at the end
-of the shared prefix (`ChatRequest.cache_prefix`) lets all of them, and the K agent requests of
-a step, read the prefix from Anthropic's prompt cache. Structured output uses a forced tool
-whose input schema is the requested JSON schema; its input becomes the completion text.
+The API has no `n`: samples are separate requests. The `cache_control` breakpoint at the end
+of the shared prefix (`ChatRequest.cache_prefix`) lets them, and the K agent requests of a
+step, read the prefix from Anthropic's prompt cache; with a breakpoint, the first sample goes
+alone (it writes the cache) and the others follow in parallel (they read it). Structured
+output uses a forced tool whose input schema is the requested JSON schema; its input becomes
+the completion text.
+
+The body is posted as built (`client.post`), not through `messages.create`: its signature
+drifts between SDK versions (recent ones dropped `temperature`), and its typed-params
+transform costs milliseconds of CPU per request. Auth, timeouts and error types are the SDK's.
 """
 
 from __future__ import annotations
@@ -54,35 +60,35 @@ class AnthropicProvider:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         started = time.perf_counter()
-        kwargs = build_request(self.model, request)
-        results = await asyncio.gather(*(self._create(kwargs) for _ in range(request.n)))
-        completions = tuple(
-            to_completion(r, structured=request.json_schema is not None) for r in results
-        )
-        usage = sum((to_usage(r.usage) for r in results), Usage())
-        return ChatResponse(completions, usage, time.perf_counter() - started, results[0].model)
+        body = build_request(self.model, request)
+        first = [await self._create(body)] if request.cache_prefix and request.n > 1 else []
+        rest = await asyncio.gather(*(self._create(body) for _ in range(request.n - len(first))))
+        results = first + list(rest)
+        structured = request.json_schema is not None
+        completions = tuple(to_completion(r, structured=structured) for r in results)
+        usage = sum((to_usage(r.get("usage") or {}) for r in results), Usage())
+        model = str(results[0].get("model") or self.model)
+        return ChatResponse(completions, usage, time.perf_counter() - started, model)
 
-    async def _create(self, kwargs: dict[str, Any]) -> Any:
+    async def _create(self, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            result = await self._client.messages.create(**kwargs)
+            result = await self._client.post("/v1/messages", body=body, cast_to=dict[str, Any])
         except Exception as exc:
             raise_mapped(exc, anthropic, self._label, self.api_key_env)
-        if isinstance(result, str) or getattr(result, "content", None) is None:
+        if not isinstance(result, dict) or not isinstance(result.get("content"), list):
             raise TransientLLMError(f"{self._label}: response has no content", kind="bad_response")
         return result
 
 
 def build_request(model: str, request: ChatRequest) -> dict[str, Any]:
-    """The keyword arguments of `messages.create` (pure, so the wire shape is testable)."""
+    """The Messages API request body (pure, so the wire shape is testable)."""
     system, messages = to_anthropic(request.messages, request.cache_prefix)
-    kwargs: dict[str, Any] = {
+    body: dict[str, Any] = {
         "model": model,
         "messages": messages,
         "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+        **sampling_params(request),
     }
-    sampling = sampling_params(request)
-    if sampling:
-        kwargs["extra_body"] = sampling
     tools = [to_anthropic_tool(t) for t in request.tools or ()]
     if request.json_schema is not None:
         tools.append(
@@ -92,22 +98,19 @@ def build_request(model: str, request: ChatRequest) -> dict[str, Any]:
                 "input_schema": request.json_schema,
             }
         )
-        kwargs["tool_choice"] = {"type": "tool", "name": SCHEMA_TOOL}
+        body["tool_choice"] = {"type": "tool", "name": SCHEMA_TOOL}
     optional = {
         "system": system,
         "tools": tools or None,
         "stop_sequences": list(request.stop) if request.stop else None,
     }
-    kwargs.update({k: v for k, v in optional.items() if v is not None})
-    return kwargs
+    body.update({k: v for k, v in optional.items() if v is not None})
+    return body
 
 
 def sampling_params(request: ChatRequest) -> dict[str, float]:
-    """Temperature / top_p only when they differ from the API's defaults.
-
-    Recent SDKs dropped them from `messages.create` (newer models fix sampling), so they go
-    in the body directly; a model that refuses them answers 400, which says so.
-    """
+    """Temperature / top_p only when they differ from the API's defaults (some recent models
+    refuse them; such a model answers 400, which says so)."""
     params: dict[str, float] = {}
     if request.temperature != 1.0:
         params["temperature"] = request.temperature
@@ -116,27 +119,28 @@ def sampling_params(request: ChatRequest) -> dict[str, float]:
     return params
 
 
-def to_completion(message: Any, *, structured: bool = False) -> Completion:
+def to_completion(message: dict[str, Any], *, structured: bool = False) -> Completion:
     """Text blocks joined; `tool_use` blocks as tool calls (or, for structured output, the
     forced tool's input as JSON text)."""
     texts: list[str] = []
     calls: list[ToolCall] = []
     answer: str | None = None
-    for block in message.content:
-        if block.type == "text":
-            texts.append(block.text)
-        elif block.type == "tool_use":
-            arguments = json.dumps(block.input, ensure_ascii=False)
-            if structured and block.name == SCHEMA_TOOL:
+    for block in message["content"]:
+        if block.get("type") == "text":
+            texts.append(str(block.get("text") or ""))
+        elif block.get("type") == "tool_use":
+            arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
+            if structured and block.get("name") == SCHEMA_TOOL:
                 answer = arguments
             else:
-                calls.append(ToolCall(block.id, block.name, arguments))
+                calls.append(ToolCall(block.get("id") or "", block.get("name") or "", arguments))
     text = answer if answer is not None else "".join(texts)
-    return Completion(text, tuple(calls), message.stop_reason)
+    return Completion(text, tuple(calls), message.get("stop_reason"))
 
 
-def to_usage(usage: Any) -> Usage:
+def to_usage(usage: dict[str, Any]) -> Usage:
     """OpenAI-style usage: prompt tokens include cache reads and writes; cached = cache reads."""
-    read = getattr(usage, "cache_read_input_tokens", None) or 0
-    written = getattr(usage, "cache_creation_input_tokens", None) or 0
-    return Usage(usage.input_tokens + read + written, usage.output_tokens, read)
+    read = usage.get("cache_read_input_tokens") or 0
+    written = usage.get("cache_creation_input_tokens") or 0
+    fresh = usage.get("input_tokens") or 0
+    return Usage(fresh + read + written, usage.get("output_tokens") or 0, read)

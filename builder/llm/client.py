@@ -11,7 +11,7 @@ import logging
 from urllib.parse import urlsplit
 
 from builder.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
-from builder.llm.cache import RequestCache, key_for
+from builder.llm.cache import LOOPBACK, RequestCache, key_for
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
 from builder.llm.usage import Budget, PriceTable, StageUsage, UsageLedger
@@ -32,7 +32,7 @@ def is_paid(provider: ChatProvider) -> bool:
     if provider.provider in ("local", "fake"):
         return False
     host = urlsplit(provider.base_url).hostname if provider.base_url else None
-    return host not in ("127.0.0.1", "localhost", "::1")
+    return host not in LOOPBACK
 
 
 class LLMClient:

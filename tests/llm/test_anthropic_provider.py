@@ -131,6 +131,15 @@ def test_n_samples_are_parallel_requests_and_usage_adds_up_with_cache_reads() ->
     assert {c.finish_reason for c in response.completions} == {"end_turn"}
 
 
+def test_with_a_cache_breakpoint_the_first_sample_writes_the_cache_before_the_others_go() -> None:
+    with FakeAPIServer(api="anthropic", latency_s=0.05) as server:
+        complete(server, ChatRequest(CONVERSATION, n=3, cache_prefix=5))
+        first_end = server.intervals[0][1]
+        assert sorted(a for a, _ in server.intervals[1:])[0] >= first_end
+        assert server.peak_in_flight == 2  # the other two together
+        assert all("cache_control" in r["messages"][2]["content"][1] for r in server.requests)
+
+
 def test_tool_use_blocks_become_tool_calls() -> None:
     def content(body: dict[str, Any], number: int) -> list[dict[str, Any]]:
         return [

@@ -66,6 +66,12 @@ def test_endpoint_and_model_are_part_of_the_key_but_caching_hints_are_not() -> N
     assert key(BASE, model="m2") != key(BASE)
     assert key(BASE, base_url="http://other/v1") != key(BASE)
     assert key(BASE, base_url="http://h/v1/") == key(BASE)
+    assert key(BASE, base_url="http://h:8000/v1") != key(BASE, base_url="http://h:8001/v1")
+    # a managed local server gets a new port each run: the rerun must still hit
+    assert key(BASE, base_url="http://127.0.0.1:41234/v1") == key(
+        BASE, base_url="http://localhost:5555/v1/"
+    )
+    assert key(BASE, base_url="http://127.0.0.1:41234/v1") != key(BASE, base_url=None)
     assert key(dataclasses.replace(BASE, cache_prefix=1)) == key(BASE)
     demo = dataclasses.replace(
         BASE, messages=(Message("system", "s", is_demo=True), BASE.messages[1])

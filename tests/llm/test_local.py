@@ -307,11 +307,6 @@ def test_openai_provider_gets_n_samples_from_the_server_as_seeded_requests(
     assert response.usage.prompt_tokens == 3 * (response.usage.prompt_tokens // 3) > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="llama_cpp.server answers the json_schema response_format with HTTP 500 (a pydantic "
-    "validation error), and OpenAIProvider only falls back to json_object on 400/422",
-)
 def test_openai_provider_json_schema_request_returns_json_matching_the_schema(
     proxy: CountingProxy, llama_server: ManagedLlamaServer
 ) -> None:
