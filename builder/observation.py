@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f]")
 
 def number_lines(text: str) -> str:
     """Prefix each line with `N> ` (1-based), the form the compressor reads."""
@@ -15,5 +18,4 @@ def looks_binary(text: str) -> bool:
     sample = text[:4096]
     if "\x00" in sample:
         return True
-    control = sum(1 for ch in sample if ord(ch) < 32 and ch not in "\n\r\t\x1b")
-    return control / len(sample) > 0.1
+    return len(_CONTROL.findall(sample)) / len(sample) > 0.1

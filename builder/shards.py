@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from types import TracebackType
@@ -11,20 +10,22 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from schemas.common import to_table
+from schemas.common import field_names, to_table
 
 FLUSH_BYTES = 48 * 1024 * 1024
 
 
-def approx_size(value: Any) -> int:
-    """A cheap estimate of a record's in-memory text size, to bound buffers."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, list):
-        return sum(approx_size(v) for v in value) + 8
-    if dataclasses.is_dataclass(value):
-        return sum(approx_size(getattr(value, f.name)) for f in dataclasses.fields(value)) + 16
-    return 8
+def approx_size(record: Any) -> int:
+    """A cheap estimate of a record's text size (top-level strings and message contents), to
+    bound buffers; exactness does not matter, speed does."""
+    size = 64
+    for name in field_names(type(record)):
+        value = getattr(record, name)
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, list):
+            size += sum(len(getattr(item, "content", "") or "") + 64 for item in value)
+    return size
 
 
 def write_table_atomic(table: pa.Table, path: Path) -> None:

@@ -105,7 +105,19 @@ def build_steps(
     if not turns:
         return
     limit = rules.max_observation_chars
-    prefix = [0, *accumulate(message_tokens(m, limit) for m in traj.messages)]
+    observations: dict[int, tuple[str, int | None]] = {}
+    sizes = []
+    observed = {i for t in turns for i in t.observation_indices}
+    for index, message in enumerate(traj.messages):
+        if index in observed:
+            head, payload, tail = adapter.split_observation(message)
+            tokens = count_tokens(payload) if len(payload) <= limit else None
+            observations[index] = (payload, tokens)
+            envelope = count_tokens(head) + count_tokens(tail)
+            sizes.append(envelope + (tokens if tokens is not None else len(payload) // 4))
+        else:
+            sizes.append(message_tokens(message, limit))
+    prefix = [0, *accumulate(sizes)]
     step_index = 0
     for position, turn in enumerate(turns):
         following = turns[position + 1] if position + 1 < len(turns) else None
@@ -113,7 +125,7 @@ def build_steps(
         action = turn.actions[0] if turn.actions else None
         thought = traj.messages[turn.action_index].content or None
         for obs_index in turn.observation_indices:
-            _, payload, _ = adapter.split_observation(traj.messages[obs_index])
+            payload, tokens = observations[obs_index]
             yield _step(
                 traj,
                 step_index,
@@ -122,6 +134,7 @@ def build_steps(
                 action,
                 thought,
                 payload,
+                tokens,
                 next_action,
                 prefix[obs_index],
                 rules,
@@ -137,15 +150,13 @@ def _step(
     action: Action | None,
     thought: str | None,
     payload: str,
+    raw_tokens: int | None,
     next_action: Action | None,
     prefix_tokens: int,
     rules: EligibilityRules,
 ) -> StepRecord:
-    oversized = len(payload) > rules.max_observation_chars
-    raw_tokens = numbered_tokens = None
-    if not oversized:
-        raw_tokens = count_tokens(payload)
-        numbered_tokens = count_tokens(number_lines(payload))
+    oversized = raw_tokens is None
+    numbered_tokens = None if oversized else count_tokens(number_lines(payload))
     focus = focus_question(action)
     reason = ineligible_reason(
         turn.actions, payload, next_action, numbered_tokens, focus, oversized, rules

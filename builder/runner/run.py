@@ -69,6 +69,7 @@ class RunResult:
     stopped: str | None = None  # interrupted | budget
     report: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -372,16 +373,21 @@ def run_pipeline(
     result = RunResult(out_dir)
     ensure_ingested(cfg, out_dir)
     discard_stale(out_dir, digest)
+    result.stage_seconds["ingest"] = time.perf_counter() - started
     clients = clients_factory(cfg, out_dir)
     try:
+        nap_started = time.perf_counter()
         asyncio.run(_run_shards(cfg, out_dir, clients, digest, result))
+        result.stage_seconds["nap"] = time.perf_counter() - nap_started
     finally:
         clients.close()
         write_json_atomic(
             out_dir / "_state" / "usage" / f"{time.time_ns()}.json", clients.usage.as_dict()
         )
-    result.seconds = time.perf_counter() - started
+    report_started = time.perf_counter()
     result.report = finish_report(out_dir, result)
+    result.stage_seconds["report"] = time.perf_counter() - report_started
+    result.seconds = time.perf_counter() - started
     return result
 
 
