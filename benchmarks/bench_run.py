@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import shutil
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +38,7 @@ from builder.llm.openai_provider import OpenAIProvider  # noqa: E402
 from builder.nap import StepJob, process_step  # noqa: E402
 from builder.runner.run import nap_settings, run_pipeline  # noqa: E402
 from builder.runner.shards import load_shard, plan_shards  # noqa: E402
-from tests.runner.nap_server import nap_server, replicate_samples, run_config  # noqa: E402
+from tests.runner.nap_server import replicate_samples, run_config  # noqa: E402
 
 BENCH = ROOT / ".bench"
 
@@ -45,7 +48,7 @@ def chain_length(judgements_per_step: list[int], max_per_step: int) -> int:
     return 1 + max((max(1, -(-j // max_per_step)) for j in judgements_per_step), default=0)
 
 
-async def sequential(out: Path, cfg_path: Path, base_url: str) -> tuple[float, int]:
+async def sequential(out: Path, cfg_path: Path, base_url: str) -> tuple[float, int, int]:
     """One step at a time; within a step each request waits for the previous one."""
     cfg = load_config(cfg_path)
     settings = dataclasses.replace(nap_settings(cfg))
@@ -61,7 +64,23 @@ async def sequential(out: Path, cfg_path: Path, base_url: str) -> tuple[float, i
             job = StepJob(traj, step, get_adapter(traj.source_format))
             await process_step(job, client, client, settings, similarity)
             steps += 1
-    return time.perf_counter() - started, steps
+    return time.perf_counter() - started, steps, client.usage.total().requests
+
+
+@contextlib.contextmanager
+def endpoint_process(latency: float) -> Iterator[str]:
+    """The scripted endpoint in a child process, so it shares no GIL with the run."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.runner.nap_server", "--latency", str(latency)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().split()[1])
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def main() -> None:
@@ -75,12 +94,12 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     corpus = replicate_samples(work / "corpus", args.copies)
     out = work / "out"
-    with nap_server(latency_s=args.latency) as server:
+    with endpoint_process(args.latency) as base_url:
         cfg_path = work / "bench.yaml"
         cfg_path.write_text(
             run_config(
                 corpus,
-                server.base_url,
+                base_url,
                 out,
                 limits={"concurrency": args.concurrency},
                 output={"dir": str(out), "shard_size": 4, "progress": False},
@@ -90,8 +109,8 @@ def main() -> None:
         started = time.perf_counter()
         result = run_pipeline(cfg, config_path=cfg_path)
         wall = time.perf_counter() - started
-        requests = server.count
         report = result.report
+        requests = int(report["usage"]["total"]["requests"])
         import polars as pl
 
         judgements = pl.read_parquet(out / "judgements" / "*.parquet")
@@ -112,11 +131,10 @@ def main() -> None:
             "wall_ratio_to_bound": round(wall / bound, 2),
         }
         if not args.skip_baseline:
-            before = server.count
-            seconds, steps = asyncio.run(sequential(out, cfg_path, server.base_url))
+            seconds, steps, sent = asyncio.run(sequential(out, cfg_path, base_url))
             figures |= {
                 "sequential_baseline_s": round(seconds, 2),
-                "sequential_requests": server.count - before,
+                "sequential_requests": sent,
                 "sequential_steps": steps,
                 "speedup_vs_sequential": round(seconds / result.stage_seconds["nap"], 1),
             }

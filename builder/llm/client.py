@@ -6,6 +6,7 @@ talk to their endpoint.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from urllib.parse import urlsplit
@@ -56,6 +57,7 @@ class LLMClient:
         self.prices = prices
         self.budget = budget
         self.usage = usage or UsageLedger()
+        self._in_flight: dict[str, asyncio.Future[ChatResponse]] = {}
         unpriced = prices is None or prices.get(provider.model) is None
         if budget is not None and budget.max_usd is not None and unpriced and is_paid(provider):
             raise ConfigError(
@@ -82,7 +84,27 @@ class LLMClient:
             if cached is not None:
                 stats.cache_hits += 1
                 return cached
+            twin = self._in_flight.get(key)
+            if twin is not None:  # an identical request is on its way: share its answer
+                stats.cache_hits += 1
+                return dataclasses.replace(await asyncio.shield(twin), cached=True)
             stats.cache_misses += 1
+            self._in_flight[key] = asyncio.get_running_loop().create_future()
+        try:
+            response = await self._complete_uncached(request, stats, key)
+        except BaseException as exc:
+            if key is not None and key in self._in_flight:
+                twin = self._in_flight.pop(key)
+                twin.set_exception(exc)
+                twin.exception()  # retrieved here: twins re-raise it, nobody else must
+            raise
+        if key is not None and key in self._in_flight:
+            self._in_flight.pop(key).set_result(response)
+        return response
+
+    async def _complete_uncached(
+        self, request: ChatRequest, stats: StageUsage, key: str | None
+    ) -> ChatResponse:
         try:
             if self.budget is not None:
                 self.budget.check()

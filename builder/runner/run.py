@@ -56,7 +56,12 @@ SCHEMAS = {
     "supervision": SUPERVISION_SCHEMA,
     "preferences": PREFERENCE_SCHEMA,
 }
-PARALLEL_SHARDS = 4
+
+
+def parallel_shards(concurrency: int, shard_size: int) -> int:
+    """Shards in flight: enough trajectories (about 2 x concurrency) to keep every request slot
+    busy across the per-step dependency chains, at least 2."""
+    return max(2, -(-2 * concurrency // shard_size))
 
 
 @dataclass
@@ -299,9 +304,10 @@ async def _run_shards(
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stopper, signum)
     queue = iter(todo)
+    width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
     try:
         while True:
-            while len(stopper.tasks) < PARALLEL_SHARDS and not stopper.requested:
+            while len(stopper.tasks) < width and not stopper.requested:
                 plan = next(queue, None)
                 if plan is None:
                     break

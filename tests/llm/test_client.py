@@ -170,3 +170,24 @@ def test_failed_requests_are_not_cached(tmp_path: Path) -> None:
         run(client, ask("a"))
     (response,) = run(client, ask("a"))
     assert not response.cached and provider.calls == 2
+
+
+def test_identical_requests_in_flight_at_once_are_sent_once(tmp_path: Path) -> None:
+    class Slow(FakeProvider):
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            await asyncio.sleep(0.05)
+            return await super().complete(request)
+
+    provider = Slow(lambda request, i: f"answer to {request.messages[-1].content}")
+    client = LLMClient(provider, cache=RequestCache(tmp_path / "c.sqlite"))
+    async def together() -> list[ChatResponse]:
+        return await asyncio.gather(
+            *(client.complete(r, stage="s") for r in (ask("same"), ask("same"), ask("other")))
+        )
+
+    first, second, other = asyncio.run(together())
+    assert len(provider.requests) == 2
+    assert second.cached and not first.cached
+    assert first.completions == second.completions != other.completions
+    stats = client.usage.stage("s")
+    assert (stats.cache_hits, stats.cache_misses, stats.requests) == (1, 2, 2)

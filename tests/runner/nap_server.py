@@ -105,3 +105,22 @@ def run_config(corpus: Path, base_url: str, out: Path, **extra: Any) -> str:
     for key, value in extra.items():
         config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
     return json.dumps(config)  # JSON is YAML
+
+
+def serve_forever(latency_s: float) -> None:
+    """Run the scripted endpoint in its own process (benchmarks: no GIL shared with the run)."""
+    import sys
+    import threading
+
+    with nap_server(latency_s) as server:
+        print(f"PORT {server.port}", flush=True)
+        sys.stdin.read()  # until the parent closes our stdin
+        threading.Event().set()
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency", type=float, default=0.0)
+    serve_forever(parser.parse_args().latency)
