@@ -36,10 +36,10 @@ demo: setup
 	$(BIN)/python -c "import datasets, sys; d = datasets.load_dataset('$(DEMO_OUT)-dataset', 'sft'); print(d)"
 
 bench: setup
-	$(BIN)/python benchmarks/bench_ingest.py
-	$(BIN)/python benchmarks/bench_llm.py
-	$(BIN)/python benchmarks/agreement.py
-	$(BIN)/python benchmarks/bench_run.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_ingest.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_llm.py
+	PYTHONPATH=. $(BIN)/python benchmarks/agreement.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_run.py
 
 clean:
 	rm -rf out .bench .pytest_cache .mypy_cache .ruff_cache
