@@ -72,7 +72,10 @@ def endpoint_process(latency: float) -> Iterator[str]:
     """The scripted endpoint in a child process, so it shares no GIL with the run."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.runner.nap_server", "--latency", str(latency)],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None

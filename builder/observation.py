@@ -6,6 +6,7 @@ import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f]")
 
+
 def number_lines(text: str) -> str:
     """Prefix each line with `N> ` (1-based), the form the compressor reads."""
     return "\n".join(f"{i}> {line}" for i, line in enumerate(text.split("\n"), start=1))

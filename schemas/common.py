@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -24,9 +23,15 @@ def with_version(schema: pa.Schema, table: str) -> pa.Schema:
     )
 
 
-@functools.cache
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    """Field names of a record type (cached: `dataclasses.fields` is slow on hot paths)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 def to_row(record: Any) -> dict[str, Any]:

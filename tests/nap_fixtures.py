@@ -32,13 +32,22 @@ def small_trajectory() -> TrajectoryRecord:
         Message("user", obs(LOG, 1)),
         Message("assistant", f"THOUGHT: read the code\n\n```bash\n{LOGGED_NEXT}\n```"),
         Message("user", obs("\n".join(f"line {i}" for i in range(25, 36)))),
-        Message("assistant", "THOUGHT: done\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"),
+        Message(
+            "assistant", "THOUGHT: done\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
+        ),
     ]
     return TrajectoryRecord(
         trajectory_id=trajectory_id("mini-swe-agent", "small", messages),
-        source_format="mini-swe-agent", source_path="small.traj.json", record_index=0,
-        native_id="small", harness="mini-swe-agent", harness_version="1.0", agent_model="m",
-        task="summarize('') crashes", system_prompt=messages[0].content, tools=None,
+        source_format="mini-swe-agent",
+        source_path="small.traj.json",
+        record_index=0,
+        native_id="small",
+        harness="mini-swe-agent",
+        harness_version="1.0",
+        agent_model="m",
+        task="summarize('') crashes",
+        system_prompt=messages[0].content,
+        tools=None,
         messages=messages,
     )
 

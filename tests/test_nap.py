@@ -28,8 +28,10 @@ def run(settings: NapSettings, teacher_replies: list[str] | None = None) -> tupl
 
 def test_candidates_rows_keep_invalid_and_duplicate_replies_with_reasons() -> None:
     result, _ = run(SETTINGS)
-    rows = [(c.candidate_index, c.source, c.kind, c.valid, c.invalid_reason, c.duplicate_of)
-            for c in result.candidates]
+    rows = [
+        (c.candidate_index, c.source, c.kind, c.valid, c.invalid_reason, c.duplicate_of)
+        for c in result.candidates
+    ]
     assert rows == [
         (0, "teacher", "unchanged", True, None, None),
         (1, "teacher", "plain", True, None, None),
@@ -51,13 +53,21 @@ def job_payload() -> str:
 
 
 def job_failure_lines() -> list[str]:
-    return job_payload().split("\n")[len(PASSING):]
+    return job_payload().split("\n")[len(PASSING) :]
 
 
 def test_references_are_sampled_on_the_raw_context() -> None:
     result, _ = run(SETTINGS)
-    assert [(r.reference_index, r.mode, r.action.command if r.action else None, r.format_error,
-             r.similarity_to_logged) for r in result.references] == [
+    assert [
+        (
+            r.reference_index,
+            r.mode,
+            r.action.command if r.action else None,
+            r.format_error,
+            r.similarity_to_logged,
+        )
+        for r in result.references
+    ] == [
         (0, "sampled", LOGGED_NEXT, False, 1.0),
         (1, "sampled", LOGGED_NEXT, False, 1.0),
     ]
@@ -65,8 +75,17 @@ def test_references_are_sampled_on_the_raw_context() -> None:
 
 def test_judgements_go_shortest_first_and_gate_on_similarity() -> None:
     result, _ = run(SETTINGS)
-    rows = [(j.candidate_index, j.judge_order, j.action.command if j.action else None,
-             j.similarities, j.aggregate, j.passed) for j in result.judgements]
+    rows = [
+        (
+            j.candidate_index,
+            j.judge_order,
+            j.action.command if j.action else None,
+            j.similarities,
+            j.aggregate,
+            j.passed,
+        )
+        for j in result.judgements
+    ]
     assert rows == [
         (1, 0, "ls -la", [0.0, 0.0], 0.0, False),  # the plain summary hides the traceback
         (2, 1, LOGGED_NEXT, [1.0, 1.0], 1.0, True),
@@ -76,8 +95,10 @@ def test_judgements_go_shortest_first_and_gate_on_similarity() -> None:
 
 def test_supervision_rows_are_the_shortest_passers_with_length_reward() -> None:
     result, _ = run(SETTINGS)
-    rows = [(s.candidate_index, s.rank, s.length_reward, s.is_fallback, s.target)
-            for s in result.supervision]
+    rows = [
+        (s.candidate_index, s.rank, s.length_reward, s.is_fallback, s.target)
+        for s in result.supervision
+    ]
     assert rows == [
         (2, 0, 0.5, False, '{"type": "code", "content": ["1-18: 18 passing tests"]}'),
         (0, 1, -0.5, False, '{"type": "unchanged"}'),
@@ -93,7 +114,8 @@ def test_supervision_rows_are_the_shortest_passers_with_length_reward() -> None:
 def test_preferences_pair_passing_with_failing_candidates() -> None:
     result, _ = run(SETTINGS)
     assert [(p.chosen_candidate_index, p.rejected_candidate_index) for p in result.preferences] == [
-        (2, 1), (0, 1)
+        (2, 1),
+        (0, 1),
     ]
 
 
@@ -118,7 +140,10 @@ def test_a_step_where_nothing_passes_is_dropped_or_falls_back_to_unchanged() -> 
     fallback, _ = run(dataclasses.replace(settings, fallback="unchanged"), lossy)
     [row] = fallback.supervision
     assert (row.candidate_index, row.is_fallback, row.target, row.similarity) == (
-        -1, True, '{"type": "unchanged"}', None
+        -1,
+        True,
+        '{"type": "unchanged"}',
+        None,
     )
     assert row.rendered == job_payload()
 
@@ -134,13 +159,20 @@ def test_logged_reference_mode_sends_no_reference_request() -> None:
 def test_format_errors_are_retried_then_recorded() -> None:
     from builder.llm.fake import FakeProvider
 
-    provider = FakeProvider(lambda request, i: '{"type": "unchanged"}' if request.json_schema
-                            else "I think we should look at the code.")
+    provider = FakeProvider(
+        lambda request, i: (
+            '{"type": "unchanged"}'
+            if request.json_schema
+            else "I think we should look at the code."
+        )
+    )
     client = LLMClient(provider)
-    settings = dataclasses.replace(SETTINGS, teacher_samples=1, reference_samples=1,
-                                   format_retries=2)
-    result = asyncio.run(process_step(first_job(), client, client, settings,
-                                      get_similarity("exact")))
+    settings = dataclasses.replace(
+        SETTINGS, teacher_samples=1, reference_samples=1, format_retries=2
+    )
+    result = asyncio.run(
+        process_step(first_job(), client, client, settings, get_similarity("exact"))
+    )
     [reference] = result.references
     assert reference.format_error and reference.attempts == 3 and reference.action is None
     assert result.dropped == "no_reference_action" and result.judgements == []

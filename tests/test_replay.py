@@ -18,7 +18,8 @@ EXACT_FILES = [
     SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json",
     SHARED / "mini-swe-agent/github_issue.traj.json",
     SHARED / "swe-smith-messages/ft_xml_example.jsonl",
-    SHARED / "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json",
+    SHARED
+    / "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json",
     SHARED / "swe-agent/marshmallow-code__marshmallow-1867.traj",
     SAMPLES / "chat-messages/textstats.jsonl",
 ]
@@ -38,7 +39,8 @@ def test_raw_replay_equals_the_logged_context_for_exact_formats(path: Path) -> N
         for step in build_steps(traj, adapter, EligibilityRules(min_tokens=0)):
             context = agent_context(traj, step, adapter)
             next_turn = next(
-                i for i in range(step.observation_message_index + 1, len(traj.messages) + 1)
+                i
+                for i in range(step.observation_message_index + 1, len(traj.messages) + 1)
                 if i == len(traj.messages) or traj.messages[i].role == "assistant"
             )
             assert context == traj.messages[:next_turn]
@@ -58,11 +60,16 @@ def test_mini_swe_agent_envelope_stays_and_only_the_payload_changes() -> None:
     assert replaced.content.endswith("</output>")
     assert "SHORT" in replaced.content and step.observation not in replaced.content
     assert raw.replace(step.observation, "SHORT") == replaced.content
-    assert context[: step.observation_message_index] == traj.messages[: step.observation_message_index]
+    assert (
+        context[: step.observation_message_index] == traj.messages[: step.observation_message_index]
+    )
 
 
 def test_tool_call_formats_keep_the_tool_call_id_and_send_the_tools() -> None:
-    path = SHARED / "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json"
+    path = (
+        SHARED
+        / "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json"
+    )
     [(traj, adapter)] = _trajectories(path)
     step = next(s for s in build_steps(traj, adapter, EligibilityRules(min_tokens=0)))
     original = traj.messages[step.observation_message_index]

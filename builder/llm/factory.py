@@ -72,10 +72,7 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
         cache_dir = Path(cfg.cache.dir) if cfg.cache.dir else out_dir / "cache"
         cache = RequestCache(cache_dir / "requests.sqlite")
     prices = PriceTable(
-        {
-            name: ModelPrice(p.input, p.output, p.cached_input)
-            for name, p in cfg.prices.items()
-        }
+        {name: ModelPrice(p.input, p.output, p.cached_input) for name, p in cfg.prices.items()}
     )
     budget = Budget(max_usd=cfg.limits.budget_usd, max_tokens=cfg.limits.budget_tokens)
     usage = UsageLedger()
@@ -92,8 +89,13 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
                 tpm=cfg.limits.tokens_per_minute,
             )
         return LLMClient(
-            provider, cache=cache, limits=limits_by_endpoint[key], retry=retry,
-            prices=prices, budget=budget, usage=usage,
+            provider,
+            cache=cache,
+            limits=limits_by_endpoint[key],
+            retry=retry,
+            prices=prices,
+            budget=budget,
+            usage=usage,
         )
 
     teacher = client(cfg.teacher)

@@ -308,12 +308,12 @@ async def _run_shards(
     try:
         while True:
             while len(stopper.tasks) < width and not stopper.requested:
-                plan = next(queue, None)
-                if plan is None:
+                upcoming = next(queue, None)
+                if upcoming is None:
                     break
                 task = asyncio.create_task(
-                    run_shard(plan, out_dir, clients, settings, scrub, digest, on_step),
-                    name=plan.shard_id,
+                    run_shard(upcoming, out_dir, clients, settings, scrub, digest, on_step),
+                    name=upcoming.shard_id,
                 )
                 stopper.tasks.add(task)
             if not stopper.tasks:
@@ -439,18 +439,17 @@ def intent_of(command: str | None) -> str:
 
 def merge_usage(out_dir: Path) -> dict[str, Any]:
     """Usage summed over every invocation of this run (a resumed run has several)."""
-    stages: dict[str, Counter[str]] = {}
+    stages: dict[str, dict[str, float]] = {}
+    total: dict[str, float] = {}
     for path in sorted((out_dir / "_state" / "usage").glob("*.json")):
         data = read_json(path) or {}
         for name, values in data.get("stages", {}).items():
-            counter = stages.setdefault(name, Counter())
+            counter = stages.setdefault(name, {})
             for key, value in values.items():
-                if isinstance(value, int | float):
-                    counter[key] += value
-                elif isinstance(value, dict):
-                    for kind, n in value.items():
-                        counter[f"{key}.{kind}"] += n
-    total: Counter[str] = Counter()
-    for counter in stages.values():
-        total.update(counter)
-    return {"stages": {k: dict(v) for k, v in stages.items()}, "total": dict(total)}
+                items = value.items() if isinstance(value, dict) else [("", value)]
+                for kind, number in items:
+                    if isinstance(number, int | float):
+                        label = f"{key}.{kind}" if kind else key
+                        counter[label] = counter.get(label, 0) + number
+                        total[label] = total.get(label, 0) + number
+    return {"stages": stages, "total": total}

@@ -180,6 +180,7 @@ def test_identical_requests_in_flight_at_once_are_sent_once(tmp_path: Path) -> N
 
     provider = Slow(lambda request, i: f"answer to {request.messages[-1].content}")
     client = LLMClient(provider, cache=RequestCache(tmp_path / "c.sqlite"))
+
     async def together() -> list[ChatResponse]:
         return await asyncio.gather(
             *(client.complete(r, stage="s") for r in (ask("same"), ask("same"), ask("other")))

@@ -30,7 +30,9 @@ def teacher_reply(body: dict[str, Any], index: int) -> str:
         {"type": "plain", "content": "the command printed its usual output"},
         {"type": "code", "content": [f"1-{half}: the first {half} lines"]} if lines > 3 else None,
         {"type": "unchanged"},
-        {"type": "code", "content": [f"2-{max(2, lines - 2)}: middle lines"]} if lines > 5 else None,
+        {"type": "code", "content": [f"2-{max(2, lines - 2)}: middle lines"]}
+        if lines > 5
+        else None,
     ]
     choice = menu[index % len(menu)] or {"type": "unchanged"}
     return json.dumps(choice)
@@ -56,8 +58,11 @@ def agent_reply(body: dict[str, Any]) -> str | dict[str, Any]:
     lost = observation.count("[output compressed: summary") > 0
     command = "ls -la" if lost else _previous_command(messages)
     if body.get("tools"):
-        call = {"id": "call_x", "type": "function",
-                "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
+        call = {
+            "id": "call_x",
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+        }
         return {"role": "assistant", "content": "Next step.", "tool_calls": [call]}
     return f"THOUGHT: next step.\n\n```bash\n{command}\n```"
 
@@ -94,8 +99,12 @@ def run_config(corpus: Path, base_url: str, out: Path, **extra: Any) -> str:
     """A pipeline YAML that points teacher and agent at `base_url`."""
     config = {
         "inputs": [{"path": str(corpus)}],
-        "teacher": {"provider": "openai", "model": "fake-teacher", "base_url": base_url,
-                    "samples": 4},
+        "teacher": {
+            "provider": "openai",
+            "model": "fake-teacher",
+            "base_url": base_url,
+            "samples": 4,
+        },
         "agent": {"provider": "openai", "model": "fake-agent", "base_url": base_url},
         "references": {"mode": "sampled", "samples": 2},
         "limits": {"concurrency": 8},

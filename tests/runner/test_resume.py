@@ -27,8 +27,12 @@ KEYS = {
     "references": ["trajectory_id", "step_index", "reference_index"],
     "judgements": ["trajectory_id", "step_index", "candidate_index"],
     "supervision": ["trajectory_id", "step_index", "rank"],
-    "preferences": ["trajectory_id", "step_index", "chosen_candidate_index",
-                    "rejected_candidate_index"],
+    "preferences": [
+        "trajectory_id",
+        "step_index",
+        "chosen_candidate_index",
+        "rejected_candidate_index",
+    ],
     "trajectories": ["trajectory_id"],
     "steps": ["trajectory_id", "step_index"],
 }
@@ -53,8 +57,13 @@ def _config(tmp: Path, corpus: Path, server: FakeAPIServer, name: str) -> Path:
 
 def _start(config: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([*CLI, "run", str(config)], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [*CLI, "run", str(config)],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def _finish(config: Path) -> subprocess.CompletedProcess[str]:
@@ -68,7 +77,9 @@ def _markers(out: Path) -> int:
 def _wait(condition: Callable[[], bool], proc: subprocess.Popen[str], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
-        assert proc.poll() is None, f"run ended before the kill point: {proc.stdout.read() if proc.stdout else ''}"
+        assert proc.poll() is None, (
+            f"run ended before the kill point: {proc.stdout.read() if proc.stdout else ''}"
+        )
         assert time.monotonic() < deadline, "kill point never reached"
         time.sleep(0.02)
 
@@ -82,7 +93,9 @@ def _tables(out: Path) -> dict[str, list[dict]]:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory, corpus: Path, server: FakeAPIServer) -> dict:
+def reference(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path, server: FakeAPIServer
+) -> dict:
     tmp = tmp_path_factory.mktemp("reference")
     done = _finish(_config(tmp, corpus, server, "ref"))
     assert done.returncode == 0, done.stdout + done.stderr

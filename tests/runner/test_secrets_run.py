@@ -36,14 +36,28 @@ SECRETS = {
     "mailgun_key": "key-3a16b5d29fd6f0d4c73b3e8a9f0c7d21",
 }
 VALUES = [
-    "AKIAQ3EGRTYUIOPASD7X", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8W2T4KEY",
-    "ghp_4f8ZyQ2mW7pLx9kVb3nR6tH1sJ0cD5eA8gU2", SECRETS["github_pat"], SECRETS["openai_key"],
-    SECRETS["anthropic_key"], SECRETS["hf_token"], SECRETS["slack_token"], SECRETS["stripe_key"],
-    SECRETS["google_api_key"], SECRETS["gitlab_token"], SECRETS["npm_token"],
-    SECRETS["pypi_token"], SECRETS["sendgrid_key"], SECRETS["jwt"], "Sup3rS3cretPassw0rd",
-    "hunter2-Very-Secret-99", "9f8e7d6c5b4a39281726354453627180abcd",
-    "abcdef0123456789abcdef0123456789abcd", "MIIEowIBAAKCAQEA7bq3Xk9yP2sL4mN8qR1tV6wX0zA3cE5gH7jK9lM2nO4pQ6rS",
-    "SK2f8e6d4c2b0a98765432100fedcba987", "key-3a16b5d29fd6f0d4c73b3e8a9f0c7d21",
+    "AKIAQ3EGRTYUIOPASD7X",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8W2T4KEY",
+    "ghp_4f8ZyQ2mW7pLx9kVb3nR6tH1sJ0cD5eA8gU2",
+    SECRETS["github_pat"],
+    SECRETS["openai_key"],
+    SECRETS["anthropic_key"],
+    SECRETS["hf_token"],
+    SECRETS["slack_token"],
+    SECRETS["stripe_key"],
+    SECRETS["google_api_key"],
+    SECRETS["gitlab_token"],
+    SECRETS["npm_token"],
+    SECRETS["pypi_token"],
+    SECRETS["sendgrid_key"],
+    SECRETS["jwt"],
+    "Sup3rS3cretPassw0rd",
+    "hunter2-Very-Secret-99",
+    "9f8e7d6c5b4a39281726354453627180abcd",
+    "abcdef0123456789abcdef0123456789abcd",
+    "MIIEowIBAAKCAQEA7bq3Xk9yP2sL4mN8qR1tV6wX0zA3cE5gH7jK9lM2nO4pQ6rS",
+    "SK2f8e6d4c2b0a98765432100fedcba987",
+    "key-3a16b5d29fd6f0d4c73b3e8a9f0c7d21",
 ]
 
 
@@ -73,18 +87,29 @@ def test_no_seeded_secret_reaches_requests_tables_or_the_published_dataset(tmp_p
     with nap_server() as server:
         config = tmp_path / "cfg.yaml"
         config.write_text(run_config(corpus, server.base_url, out))
-        run = subprocess.run([sys.executable, "-m", "builder.cli", "run", str(config)],
-                             capture_output=True, text=True, timeout=300)
+        run = subprocess.run(
+            [sys.executable, "-m", "builder.cli", "run", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert run.returncode == 0, run.stdout + run.stderr
         bodies = json.dumps(server.requests)
     assert len(server.requests) > 5
     published = tmp_path / "dataset"
-    done = subprocess.run([sys.executable, "-m", "builder.cli", "publish", str(out), "--to",
-                           str(published)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "builder.cli", "publish", str(out), "--to", str(published)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     files = [p for p in published.rglob("*") if p.is_file()]
-    nap_tables = [p for t in ("candidates", "references", "judgements", "supervision",
-                              "preferences") for p in (out / t).glob("*.parquet")]
+    nap_tables = [
+        p
+        for t in ("candidates", "references", "judgements", "supervision", "preferences")
+        for p in (out / t).glob("*.parquet")
+    ]
     assert files and nap_tables
     for value in VALUES:
         assert value not in bodies, f"a request carried {value[:12]}..."
