@@ -234,6 +234,13 @@ class LimitsConfig(_Model):
     """Request scheduling and spending limits."""
 
     concurrency: int = Field(default=8, ge=1, description="Requests in flight at once.")
+    steps_in_flight: int | None = Field(
+        default=None,
+        ge=1,
+        description="Steps processed at once (null: as many as keep `concurrency` busy). Set 1 "
+        "for a single local model, so the requests of one step run back to back and reuse "
+        "its prompt cache instead of evicting each other.",
+    )
     requests_per_minute: int | None = Field(
         default=None, ge=1, description="Rate limit (null: none)."
     )

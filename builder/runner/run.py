@@ -9,6 +9,7 @@ shards, writes their tables and markers, and reports. A distributed executor can
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import shutil
@@ -203,6 +204,7 @@ async def run_shard(
     scrub: ScrubSettings,
     digest: str,
     on_step: Callable[[StepResult], None] = lambda _: None,
+    step_slots: asyncio.Semaphore | None = None,
 ) -> dict[str, Any]:
     """Process one shard and write its tables and marker; returns the marker's statistics."""
     trajectories, steps = load_shard(out_dir, plan)
@@ -212,7 +214,8 @@ async def run_shard(
     async def one(step: Any) -> StepResult:
         traj = trajectories[step.trajectory_id]
         job = _scrubbed_job(StepJob(traj, step, get_adapter(traj.source_format)), scrubber)
-        result = await process_step(job, clients.teacher, clients.agent, settings, similarity)
+        async with step_slots or contextlib.nullcontext():
+            result = await process_step(job, clients.teacher, clients.agent, settings, similarity)
         on_step(result)
         return result
 
@@ -305,6 +308,10 @@ async def _run_shards(
         loop.add_signal_handler(signum, stopper, signum)
     queue = iter(todo)
     width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
+    steps_in_flight = cfg.limits.steps_in_flight
+    step_slots = asyncio.Semaphore(steps_in_flight) if steps_in_flight else None
+    if steps_in_flight == 1:
+        width = 1  # one step at a time: one shard at a time keeps the order simple
     try:
         while True:
             while len(stopper.tasks) < width and not stopper.requested:
@@ -312,7 +319,9 @@ async def _run_shards(
                 if upcoming is None:
                     break
                 task = asyncio.create_task(
-                    run_shard(upcoming, out_dir, clients, settings, scrub, digest, on_step),
+                    run_shard(
+                        upcoming, out_dir, clients, settings, scrub, digest, on_step, step_slots
+                    ),
                     name=upcoming.shard_id,
                 )
                 stopper.tasks.add(task)

@@ -1,0 +1,69 @@
+"""The whole NAP core on real sample trajectories against the real local llama.cpp server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from builder.config import load_config
+from builder.llm.local import ManagedLlamaServer
+from builder.runner.run import run_pipeline
+from tests.paths import SHARED
+
+pytestmark = pytest.mark.llama
+
+FILES = [
+    SHARED / "mini-swe-agent/github_issue.traj.json",
+    SHARED / "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json",
+]
+
+
+def test_core_on_two_real_trajectories_produces_joinable_tables(
+    tmp_path: Path, llama_server: ManagedLlamaServer
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for path in FILES:
+        shutil.copy(path, corpus / path.name)
+    config = {
+        "inputs": [{"path": str(corpus)}],
+        # the llama_server fixture's server, reached through the OpenAI-compatible provider
+        "teacher": {"provider": "openai", "model": llama_server.model,
+                    "base_url": llama_server.base_url, "samples": 2, "max_tokens": 48},
+        "agent": {"provider": "openai", "model": llama_server.model,
+                  "base_url": llama_server.base_url, "max_tokens": 48, "format_retries": 0},
+        "references": {"mode": "sampled", "samples": 1, "temperature": 0.7},
+        "gate": {"top_k": 1},
+        "selection": {"max_per_step": 1, "exhaustive": True},
+        "limits": {"concurrency": 1, "steps_in_flight": 1, "timeout_s": 300},
+        "output": {"dir": str(tmp_path / "out"), "progress": False},
+    }
+    path = tmp_path / "llama.yaml"
+    path.write_text(json.dumps(config))
+    result = run_pipeline(load_config(path), config_path=path)
+    assert result.exit_code == 0 and result.shards_failed == 0
+
+    out = tmp_path / "out"
+    steps = pl.read_parquet(out / "steps" / "*.parquet").filter(pl.col("eligible"))
+    candidates = pl.read_parquet(out / "candidates" / "*.parquet")
+    references = pl.read_parquet(out / "references" / "*.parquet")
+    judgements = pl.read_parquet(out / "judgements" / "*.parquet")
+    assert steps.height == 2  # one eligible step per file (see tests/test_ingest.py)
+    assert candidates.height == 2 * 2 and references.height == 2 and judgements.height >= 1
+    step_keys = steps.select("trajectory_id", "step_index")
+    for table in (candidates, references, judgements):
+        joined = table.join(step_keys, on=["trajectory_id", "step_index"], how="anti")
+        assert joined.height == 0  # every row belongs to an eligible step
+    judged = judgements.join(
+        candidates, on=["trajectory_id", "step_index", "candidate_index"], how="inner"
+    )
+    assert judged.height == judgements.height  # every judgement names a real candidate
+    assert (judged["valid"]).all()
+    assert references["reply"].str.len_chars().min() > 0  # the model really answered
+    assert candidates.filter(pl.col("source") == "teacher")["reply"].is_not_null().all()
+    report = json.loads((out / "report.json").read_text())
+    assert report["totals"]["eligible_steps"] == 2
