@@ -25,6 +25,6 @@ def gguf_path() -> Path:
 @pytest.fixture(scope="session")
 def llama_server(gguf_path: Path) -> Iterator[ManagedLlamaServer]:
     """A running llama.cpp server with the project chat template; use `.base_url`, `.model`."""
-    server = ManagedLlamaServer(gguf_path, n_ctx=4096, n_threads=2)
+    server = ManagedLlamaServer(gguf_path, n_ctx=8192, n_threads=2)
     with server:
         yield server

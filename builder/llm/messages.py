@@ -17,10 +17,11 @@ EPHEMERAL = {"type": "ephemeral"}
 # --- OpenAI chat completions -------------------------------------------------------------
 
 
-def to_openai_message(message: Message) -> dict[str, Any]:
-    """One OpenAI chat message; `content_parts` (the original content list) is sent as-is."""
+def to_openai_message(message: Message, *, parts: bool = True) -> dict[str, Any]:
+    """One OpenAI chat message; `content_parts` (the original content list) is sent as-is
+    unless `parts` is False (for servers that only take strings: then the text is sent)."""
     out: dict[str, Any] = {"role": message.role}
-    if message.content_parts:
+    if message.content_parts and parts:
         out["content"] = json.loads(message.content_parts)
     elif message.tool_calls and not message.content:
         out["content"] = None
@@ -38,8 +39,8 @@ def to_openai_message(message: Message) -> dict[str, Any]:
     return out
 
 
-def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    return [to_openai_message(m) for m in messages]
+def to_openai_messages(messages: Sequence[Message], *, parts: bool = True) -> list[dict[str, Any]]:
+    return [to_openai_message(m, parts=parts) for m in messages]
 
 
 def openai_tool_calls(raw: Sequence[dict[str, Any]] | None) -> tuple[ToolCall, ...]:

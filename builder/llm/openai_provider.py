@@ -26,7 +26,7 @@ import openai
 from builder.errors import ConfigError, TransientLLMError
 from builder.llm.messages import openai_tool_calls, to_openai_messages
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
-from builder.llm.sdk_errors import raise_mapped, scrub
+from builder.llm.sdk_errors import CONTEXT_ERROR, raise_mapped, scrub
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,7 @@ class Capabilities:
 
     n: bool | None = None
     response_format: str | None = None  # "json_schema" or "json_object"
+    content_parts: bool | None = None  # accepts content as a list of parts
     cached_tokens_reported: bool | None = None
 
 
@@ -102,14 +103,8 @@ class OpenAIProvider:
         return list(await asyncio.gather(*(self._create(request, 1, s) for s in seeds)))
 
     async def _create(self, request: ChatRequest, n: int, seed: int | None) -> dict[str, Any]:
-        dialect = self.capabilities.response_format or "json_schema"
         try:
-            try:
-                result = await self._post(self._body(request, n, seed, dialect))
-            except openai.APIStatusError as exc:
-                if not self._should_fall_back(exc, request):
-                    raise
-                result = await self._fall_back(request, n, seed, exc)
+            result = await self._post_adapting(request, n, seed)
         except Exception as exc:
             raise_mapped(exc, openai, self._label, self.api_key_env)
         if not isinstance(result, dict) or not isinstance(result.get("choices"), list):
@@ -117,26 +112,62 @@ class OpenAIProvider:
             raise TransientLLMError(
                 f"{self._label}: response has no choices: {shown}", kind="bad_response"
             )
-        if request.json_schema is not None and self.capabilities.response_format is None:
-            self.capabilities.response_format = "json_schema"
         return result
 
-    async def _fall_back(
-        self, request: ChatRequest, n: int, seed: int | None, refusal: openai.APIStatusError
-    ) -> Any:
-        """Retry a refused json_schema request as json_object + schema; remember it only if
-        that works, else the original error stands (a 5xx may have been a plain outage)."""
-        try:
-            result = await self._post(self._body(request, n, seed, "json_object"))
-        except openai.APIStatusError:
-            raise refusal from None
-        self.capabilities.response_format = "json_object"
-        log.info(
-            "%s refused json_schema (HTTP %d): using json_object with schema from now on",
-            self._label,
-            refusal.status_code,
-        )
-        return result
+    def _forms(self, request: ChatRequest) -> list[tuple[str, bool]]:
+        """(structured-output dialect, send content lists) to try, richest first."""
+        dialects = [self.capabilities.response_format or "json_schema"]
+        if request.json_schema is not None and self.capabilities.response_format is None:
+            dialects.append("json_object")
+        has_parts = any(m.content_parts for m in request.messages)
+        parts = [self.capabilities.content_parts is not False] if has_parts else [False]
+        if has_parts and self.capabilities.content_parts is None:
+            parts.append(False)
+        return [(d, p) for p in parts for d in dialects]
+
+    async def _post_adapting(self, request: ChatRequest, n: int, seed: int | None) -> Any:
+        """Send the richest form; when a server refuses it (400/422, or a 5xx as llama.cpp
+        does), retry simpler forms: `json_object` + schema for `json_schema`, plain strings for
+        content lists. Remember only what worked; if nothing does, the first error stands (a
+        5xx may have been a plain outage)."""
+        forms = self._forms(request)
+        first: openai.APIStatusError | None = None
+        for dialect, parts in forms:
+            try:
+                result = await self._post(self._body(request, n, seed, dialect, parts))
+            except openai.APIStatusError as exc:
+                refused = exc.status_code in (400, 422) or exc.status_code >= 500
+                if not refused or (dialect, parts) == forms[-1]:
+                    # the first error stands (a 5xx may be an outage), unless the simpler form
+                    # reached a problem of the request itself, such as its length
+                    later = first is None or CONTEXT_ERROR.search(str(exc.message))
+                    raise (exc if later else first) from None
+                first = first or exc
+                continue
+            self._learn(request, dialect, parts, first)
+            return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _learn(self, request: ChatRequest, dialect: str, parts: bool, refusal: Any) -> None:
+        if request.json_schema is not None and self.capabilities.response_format is None:
+            self.capabilities.response_format = dialect
+            if dialect == "json_object":
+                log.info(
+                    "%s refused json_schema (HTTP %d): using json_object with schema from now on",
+                    self._label,
+                    refusal.status_code,
+                )
+        if (
+            any(m.content_parts for m in request.messages)
+            and self.capabilities.content_parts is None
+        ):
+            self.capabilities.content_parts = parts
+            if not parts:
+                log.info(
+                    "%s refused content lists (HTTP %d): sending their text as strings from now on",
+                    self._label,
+                    refusal.status_code,
+                )
 
     async def _post(self, body: dict[str, Any]) -> Any:
         """POST the body as built: the SDK's typed-params transform costs ~3 ms of CPU per
@@ -144,19 +175,17 @@ class OpenAIProvider:
         types stay the SDK's."""
         return await self._client.post("/chat/completions", body=body, cast_to=dict[str, Any])
 
-    def _should_fall_back(self, exc: openai.APIStatusError, request: ChatRequest) -> bool:
-        return (
-            request.json_schema is not None
-            and self.capabilities.response_format is None
-            and (exc.status_code in (400, 422) or exc.status_code >= 500)  # llama.cpp: 500
-        )
-
     def _body(
-        self, request: ChatRequest, n: int, seed: int | None, dialect: str = "json_schema"
+        self,
+        request: ChatRequest,
+        n: int,
+        seed: int | None,
+        dialect: str = "json_schema",
+        parts: bool = True,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": to_openai_messages(request.messages),
+            "messages": to_openai_messages(request.messages, parts=parts),
             "temperature": request.temperature,
         }
         optional = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import re
 import time
 from types import ModuleType
 from typing import Any, NoReturn
@@ -48,6 +49,9 @@ def retry_after(headers: Any) -> float | None:
         return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
 
 
+CONTEXT_ERROR = re.compile(r"context.{0,20}(length|window)|maximum context|too many tokens", re.I)
+
+
 def scrub(text: str, key_env: str) -> str:
     """`text` with the API key (and its Bearer form) replaced by ***."""
     secret = os.environ.get(key_env)
@@ -64,6 +68,9 @@ def _status_error(exc: Any, label: str, key_env: str) -> LLMError:
     if status == 401:
         fix = f"set {key_env} to a valid API key for this endpoint"
         return PermanentLLMError(f"{where}; {fix}", kind="auth")
+    if status == 400 and CONTEXT_ERROR.search(detail):
+        fix = "the prompt does not fit the model's context window"
+        return PermanentLLMError(f"{where}; {fix}", kind="context_length")
     fix = _FIXES.get(status, "the endpoint refused the request; see its message")
     return PermanentLLMError(f"{where}; {fix}", kind="bad_request")
 

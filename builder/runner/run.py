@@ -215,7 +215,15 @@ async def run_shard(
         traj = trajectories[step.trajectory_id]
         job = _scrubbed_job(StepJob(traj, step, get_adapter(traj.source_format)), scrubber)
         async with step_slots or contextlib.nullcontext():
-            result = await process_step(job, clients.teacher, clients.agent, settings, similarity)
+            try:
+                result = await process_step(
+                    job, clients.teacher, clients.agent, settings, similarity
+                )
+            except PermanentLLMError as exc:
+                if exc.kind != "context_length":
+                    raise
+                log.warning("step %s/%d dropped: %s", step.trajectory_id, step.step_index, exc)
+                result = StepResult(dropped="context_too_long")
         on_step(result)
         return result
 
@@ -420,7 +428,11 @@ def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
     for m in markers:
         redactions.update(m.get("redactions", {}))
     usage = merge_usage(out_dir)
+    dropped: Counter[str] = Counter()
+    for m in markers:
+        dropped.update(m.get("dropped", {}))
     extra = {
+        "dropped_steps": {"by reason (run)": dict(sorted(dropped.items()))},
         "early_exit": {
             "agent requests (references + judgements)": made,
             "agent requests for judging": judged,

@@ -105,8 +105,10 @@ def test_a_server_that_ignores_n_gets_one_seeded_request_per_sample() -> None:
         provider = OpenAIProvider("gemma", base_url=server.base_url)
         first, second = complete_twice(provider, request)
         assert server.count == 6
-        assert [r.get("seed") for r in server.requests[:3]] == [10, 11, 12]
-        assert [r.get("seed") for r in server.requests[3:]] == [10, 11, 12]
+        # the samples after the first go out concurrently: their arrival order is free
+        first_call = [r.get("seed") for r in server.requests[:3]]
+        assert first_call[0] == 10 and sorted(first_call) == [10, 11, 12]
+        assert sorted(r.get("seed") for r in server.requests[3:]) == [10, 11, 12]
         assert all("n" not in r for r in server.requests[3:])
     assert provider.capabilities.n is False
     assert sorted(c.text for c in first.completions) == [
@@ -176,3 +178,18 @@ def test_openai_itself_needs_a_key_but_a_self_hosted_server_does_not(
             OpenAIProvider("m", base_url=server.base_url), ChatRequest((Message("user", "a"),))
         )
         assert server.headers[0]["authorization"] == f"Bearer {PLACEHOLDER_KEY}"
+
+
+def test_content_lists_fall_back_to_strings_for_servers_that_refuse_them() -> None:
+    parts = '[{"type": "text", "text": "be brief"}]'
+    request = ChatRequest(
+        (Message("system", "be brief", content_parts=parts), Message("user", "hi")), n=1
+    )
+
+    with FakeAPIServer(faults=[status(500, "Input should be a valid string")]) as server:
+        provider = OpenAIProvider("gemma", base_url=server.base_url)
+        first, second = complete_twice(provider, request)
+        sent = [r["messages"][0]["content"] for r in server.requests]
+    assert sent == [[{"type": "text", "text": "be brief"}], "be brief", "be brief"]
+    assert provider.capabilities.content_parts is False
+    assert first.completions[0].text and second.completions[0].text
