@@ -140,8 +140,9 @@ class OpenAIProvider:
                 if not refused or (dialect, parts) == forms[-1]:
                     # the first error stands (a 5xx may be an outage), unless the simpler form
                     # reached a problem of the request itself, such as its length
-                    later = first is None or CONTEXT_ERROR.search(str(exc.message))
-                    raise (exc if later else first) from None
+                    if first is None or CONTEXT_ERROR.search(str(exc.message)):
+                        raise
+                    raise first from None
                 first = first or exc
                 continue
             self._learn(request, dialect, parts, first)
