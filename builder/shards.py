@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from schemas.common import field_names, to_table
 
-FLUSH_BYTES = 48 * 1024 * 1024
+FLUSH_BYTES = 24 * 1024 * 1024
 
 
 def approx_size(record: Any) -> int:
