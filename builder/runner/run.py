@@ -59,6 +59,9 @@ SCHEMAS = {
 }
 
 
+STEPS_PER_SLOT = 2
+
+
 def parallel_shards(concurrency: int, shard_size: int) -> int:
     """Shards in flight: enough trajectories (about 2 x concurrency) to keep every request slot
     busy across the per-step dependency chains, at least 2."""
@@ -183,13 +186,6 @@ def discard_stale(out_dir: Path, digest: str) -> None:
     marker.write_text(digest + "\n")
 
 
-def _scrubbed_job(job: StepJob, scrubber: Scrubber | None) -> StepJob:
-    """Credentials are redacted before any text reaches a model or a table."""
-    if scrubber is None:
-        return job
-    return StepJob(scrubber.scrub_trajectory(job.traj), scrubber.scrub_step(job.step), job.adapter)
-
-
 @dataclass(frozen=True)
 class ScrubSettings:
     enabled: bool = True
@@ -210,10 +206,16 @@ async def run_shard(
     trajectories, steps = load_shard(out_dir, plan)
     similarity = get_similarity(settings.similarity)
     scrubber = Scrubber(emails=scrub.emails) if scrub.enabled else None
+    if scrubber is not None:  # credentials are redacted before any text reaches a model
+        wanted = {s.trajectory_id for s in steps}
+        trajectories = {
+            k: scrubber.scrub_trajectory(t) for k, t in trajectories.items() if k in wanted
+        }
+        steps = [scrubber.scrub_step(s) for s in steps]
 
     async def one(step: Any) -> StepResult:
         traj = trajectories[step.trajectory_id]
-        job = _scrubbed_job(StepJob(traj, step, get_adapter(traj.source_format)), scrubber)
+        job = StepJob(traj, step, get_adapter(traj.source_format))
         async with step_slots or contextlib.nullcontext():
             try:
                 result = await process_step(
@@ -316,8 +318,10 @@ async def _run_shards(
         loop.add_signal_handler(signum, stopper, signum)
     queue = iter(todo)
     width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
-    steps_in_flight = cfg.limits.steps_in_flight
-    step_slots = asyncio.Semaphore(steps_in_flight) if steps_in_flight else None
+    # Bounded steps in flight make a pipeline: the later rounds of started steps (judge waves)
+    # are not queued behind the first requests of every other step, so the tail is short.
+    steps_in_flight = cfg.limits.steps_in_flight or STEPS_PER_SLOT * cfg.limits.concurrency
+    step_slots = asyncio.Semaphore(steps_in_flight)
     if steps_in_flight == 1:
         width = 1  # one step at a time: one shard at a time keeps the order simple
     try:
