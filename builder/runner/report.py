@@ -123,9 +123,8 @@ def _totals(t: dict[str, pl.LazyFrame]) -> dict[str, Any]:
         "candidates": _count(candidates),
         "valid_candidates": _count(candidates, pl.col("valid")),
         "invalid_by_reason": _counts_by(candidates, "invalid_reason", ~pl.col("valid")),
-        "duplicate_candidates": _count(
-            candidates, pl.col("valid"), pl.col("duplicate_of").is_not_null()
-        ),
+        # a duplicate row is kept invalid with `duplicate_of` set (judged once, as the first)
+        "duplicate_candidates": _count(candidates, pl.col("duplicate_of").is_not_null()),
         "judged_candidates": _count(judgements),
         "agent_format_errors": _count(judgements, pl.col("format_error")),
         "passing_candidates": _count(judgements, pl.col("passed")),
