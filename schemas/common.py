@@ -60,10 +60,8 @@ def to_table(records: Iterable[Any], schema: pa.Schema) -> pa.Table:
 def from_row(cls: type[T], row: Mapping[str, Any]) -> T:
     """Rebuild a (possibly nested) record from a row read back from Arrow."""
     kwargs: dict[str, Any] = {}
-    hints = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    for name, field in hints.items():
+    for name, sub in _nested_fields(cls):
         value = row.get(name)
-        sub = _record_type(field)
         if sub is not None and value is not None:
             if isinstance(value, list):
                 value = [from_row(sub, v) for v in value]
@@ -71,6 +69,17 @@ def from_row(cls: type[T], row: Mapping[str, Any]) -> T:
                 value = from_row(sub, value)
         kwargs[name] = value
     return cls(**kwargs)
+
+
+_NESTED: dict[type, tuple[tuple[str, type | None], ...]] = {}
+
+
+def _nested_fields(cls: type) -> tuple[tuple[str, type | None], ...]:
+    """(field name, nested record type or None) per field, cached per class."""
+    found = _NESTED.get(cls)
+    if found is None:
+        found = _NESTED[cls] = tuple((f.name, _record_type(f)) for f in dataclasses.fields(cls))
+    return found
 
 
 def _record_type(field: dataclasses.Field[Any]) -> type | None:

@@ -15,9 +15,11 @@ The SDK's own retries are off: `LLMClient` retries.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import os
+import ssl
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +49,12 @@ class Capabilities:
 POOLS = 8
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every pool: loading the CA bundle costs ~25 ms each time."""
+    return ssl.create_default_context()
+
+
 class OpenAIProvider:
     provider = "openai"
 
@@ -72,7 +80,13 @@ class OpenAIProvider:
         # connections on every request, which at 64 in flight cost more CPU than the rest of
         # the client together (measured); requests go round-robin over the pools.
         self._clients = [
-            openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+            openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout,
+                max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+            )
             for _ in range(POOLS)
         ]
         self._next = itertools.cycle(self._clients)
