@@ -35,6 +35,7 @@ from builder.runner.shards import (
     load_shard,
     marker_path,
     plan_shards,
+    read_json,
     read_marker,
     write_json_atomic,
 )
@@ -156,15 +157,6 @@ def ensure_ingested(cfg: PipelineConfig, out_dir: Path) -> None:
     summary = run_ingest(specs, out_dir, rules=rules)
     log.info("ingest summary:\n%s", format_summary(summary))
     write_json_atomic(marker, key)
-
-
-def read_json(path: Path) -> Any:
-    import json
-
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def discard_stale(out_dir: Path, digest: str) -> None:

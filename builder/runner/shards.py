@@ -68,12 +68,16 @@ def marker_path(out_dir: Path, shard_id: str) -> Path:
     return out_dir / "_state" / "shards" / f"{shard_id}.json"
 
 
-def read_marker(out_dir: Path, shard_id: str) -> dict[str, Any] | None:
-    path = marker_path(out_dir, shard_id)
+def read_json(path: Path) -> Any:
+    """A JSON file's value, or None when it is missing or torn."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
         return None
+
+
+def read_marker(out_dir: Path, shard_id: str) -> dict[str, Any] | None:
+    data = read_json(marker_path(out_dir, shard_id))
     return data if isinstance(data, dict) else None
 
 
