@@ -184,6 +184,41 @@ class ScrubSettings:
     emails: bool = False
 
 
+def prepare_shard(
+    out_dir: Path, plan: ShardPlan, scrub: ScrubSettings
+) -> tuple[list[StepJob], Scrubber | None]:
+    """The shard's eligible steps as jobs, credentials redacted before any text reaches a
+    model. Pure I/O and CPU: runs in a worker thread so requests keep flowing meanwhile."""
+    trajectories, steps = load_shard(out_dir, plan)
+    scrubber = Scrubber(emails=scrub.emails) if scrub.enabled else None
+    if scrubber is not None:
+        wanted = {s.trajectory_id for s in steps}
+        trajectories = {
+            k: scrubber.scrub_trajectory(t) for k, t in trajectories.items() if k in wanted
+        }
+        steps = [scrubber.scrub_step(s) for s in steps]
+    jobs = []
+    for step in steps:
+        traj = trajectories[step.trajectory_id]
+        jobs.append(StepJob(traj, step, get_adapter(traj.source_format)))
+    return jobs, scrubber
+
+
+def write_shard(
+    out_dir: Path, plan: ShardPlan, results: list[StepResult], stats: dict[str, Any]
+) -> None:
+    """The shard's tables (atomically), then its completion marker."""
+    rows: dict[str, list[Any]] = {t: [] for t in NAP_TABLES}
+    for result in results:
+        for table in NAP_TABLES:
+            rows[table].extend(getattr(result, table))
+    for table in NAP_TABLES:
+        write_table_atomic(
+            to_table(rows[table], SCHEMAS[table]), out_dir / table / f"{plan.shard_id}.parquet"
+        )
+    write_json_atomic(marker_path(out_dir, plan.shard_id), stats)
+
+
 async def run_shard(
     plan: ShardPlan,
     out_dir: Path,
@@ -195,19 +230,10 @@ async def run_shard(
     step_slots: asyncio.Semaphore | None = None,
 ) -> dict[str, Any]:
     """Process one shard and write its tables and marker; returns the marker's statistics."""
-    trajectories, steps = load_shard(out_dir, plan)
+    jobs, scrubber = await asyncio.to_thread(prepare_shard, out_dir, plan, scrub)
     similarity = get_similarity(settings.similarity)
-    scrubber = Scrubber(emails=scrub.emails) if scrub.enabled else None
-    if scrubber is not None:  # credentials are redacted before any text reaches a model
-        wanted = {s.trajectory_id for s in steps}
-        trajectories = {
-            k: scrubber.scrub_trajectory(t) for k, t in trajectories.items() if k in wanted
-        }
-        steps = [scrubber.scrub_step(s) for s in steps]
 
-    async def one(step: Any) -> StepResult:
-        traj = trajectories[step.trajectory_id]
-        job = StepJob(traj, step, get_adapter(traj.source_format))
+    async def one(job: StepJob) -> StepResult:
         async with step_slots or contextlib.nullcontext():
             try:
                 result = await process_step(
@@ -216,34 +242,25 @@ async def run_shard(
             except PermanentLLMError as exc:
                 if exc.kind != "context_length":
                     raise
+                step = job.step
                 log.warning("step %s/%d dropped: %s", step.trajectory_id, step.step_index, exc)
                 result = StepResult(dropped="context_too_long")
         on_step(result)
         return result
 
-    results = await asyncio.gather(*(one(s) for s in steps))
-    rows: dict[str, list[Any]] = {t: [] for t in NAP_TABLES}
-    dropped: Counter[str] = Counter()
-    for result in results:
-        for table in NAP_TABLES:
-            rows[table].extend(getattr(result, table))
-        if result.dropped:
-            dropped[result.dropped] += 1
-    for table in NAP_TABLES:
-        write_table_atomic(
-            to_table(rows[table], SCHEMAS[table]), out_dir / table / f"{plan.shard_id}.parquet"
-        )
+    results = list(await asyncio.gather(*(one(job) for job in jobs)))
+    dropped = Counter(r.dropped for r in results if r.dropped)
     stats = {
         "config_hash": digest,
         "trajectories": len(plan.trajectory_ids),
-        "eligible_steps": len(steps),
+        "eligible_steps": len(jobs),
         "dropped": dict(dropped),
         "agent_requests": sum(r.agent_requests for r in results),
         "judge_requests": sum(r.judge_requests for r in results),
         "judge_requests_exhaustive": sum(r.judge_requests_exhaustive for r in results),
         "redactions": dict(scrubber.counts) if scrubber else {},
     }
-    write_json_atomic(marker_path(out_dir, plan.shard_id), stats)
+    await asyncio.to_thread(write_shard, out_dir, plan, results, stats)
     return stats
 
 
