@@ -196,8 +196,9 @@ class GateConfig(_Model):
 
     similarity: Literal["exact", "normalized", "semantic"] = Field(
         default="semantic",
-        description="Action similarity: exact string, equal after whitespace collapse, or "
-        "parsed-command semantic similarity.",
+        description="Action similarity: `exact` (same tool and arguments), `normalized` (equal "
+        "after whitespace, quoting, flag order, path prefixes, `cd` prefixes and JSON "
+        "canonicalisation) or `semantic` (tree-sitter-bash features, field-wise for editor calls).",
     )
     aggregate: Literal["mean_top_k", "max", "mean"] = Field(
         default="mean_top_k", description="How similarities to the references become one score."

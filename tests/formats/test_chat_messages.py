@@ -12,8 +12,8 @@ from builder.formats.base import LoadResult, Source
 from builder.formats.chat_messages import ADAPTER
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord
+from tests.formats.common import SAMPLES
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
 SWE_SMITH = SAMPLES / "swe-smith-messages" / "ft_xml_example.jsonl"
 
 

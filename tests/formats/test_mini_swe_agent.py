@@ -11,8 +11,8 @@ from builder.formats.base import Source
 from builder.formats.mini_swe_agent import ADAPTER
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord
+from tests.formats.common import SAMPLES
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
 DJANGO = SAMPLES / "mini-swe-agent" / "django__django-16255" / "django__django-16255.traj.json"
 GITHUB = SAMPLES / "mini-swe-agent" / "github_issue.traj.json"
 

@@ -12,13 +12,9 @@ from builder.formats.base import Source
 from builder.formats.openhands_llm_log import ADAPTER
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import TrajectoryRecord
+from tests.formats.common import SAMPLES, sample_files
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
 LOG = next((SAMPLES / "openhands-llm-log").glob("*.json"))
-
-
-def sample_files() -> list[Path]:
-    return sorted(p for p in SAMPLES.rglob("*") if p.suffix in {".json", ".jsonl", ".traj"})
 
 
 def load(path: Path) -> TrajectoryRecord:

@@ -11,32 +11,18 @@ from builder.formats import detect
 from builder.formats.base import Source
 from builder.formats.openhands_v0 import ADAPTER
 from schemas.quarantine import QuarantineRecord
-from schemas.trajectories import Message, TrajectoryRecord
+from schemas.trajectories import TrajectoryRecord
+from tests.formats.common import SAMPLES, assert_paired, sample_files
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
 BASIC = SAMPLES / "openhands-v0" / "basic.json"
 RESOLVER = SAMPLES / "openhands-v0" / "resolver" / "output.jsonl"
 OWN = {BASIC.resolve(), RESOLVER.resolve()}
-
-
-def sample_files() -> list[Path]:
-    return sorted(p for p in SAMPLES.rglob("*") if p.suffix in {".json", ".jsonl", ".traj"})
 
 
 def trajectories(path: Path) -> list[TrajectoryRecord]:
     records = list(ADAPTER.load(Source(path)))
     assert all(isinstance(r, TrajectoryRecord) for r in records), records
     return records  # type: ignore[return-value]
-
-
-def assert_paired(messages: list[Message]) -> None:
-    """Every tool message answers a call of the assistant turn before its tool block."""
-    for i, m in enumerate(messages):
-        if m.role != "tool":
-            continue
-        owner = next(p for p in reversed(messages[:i]) if p.role != "tool")
-        assert owner.role == "assistant", (i, owner.role)
-        assert m.tool_call_id in {c.id for c in owner.tool_calls}, (i, m.tool_call_id)
 
 
 def counts(record: TrajectoryRecord) -> tuple[int, int, int, int]:

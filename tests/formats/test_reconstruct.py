@@ -12,8 +12,7 @@ from builder.formats.base import Source
 from builder.formats.reconstruct import Transcript, arguments_text, split_openhands_trailer
 from schemas.common import from_row, to_table
 from schemas.trajectories import TRAJECTORY_SCHEMA, Message, ToolCall, TrajectoryRecord
-
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
+from tests.formats.common import SAMPLES
 
 
 def tool(call_id: str, text: str) -> Message:

@@ -12,8 +12,8 @@ from builder.formats.base import Source, content_text
 from builder.formats.swe_agent import ADAPTER
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import Message, TrajectoryRecord
+from tests.formats.common import SAMPLES
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
 PYDICOM = SAMPLES / "swe-agent" / "pydicom__pydicom-1458.traj"  # 0.x, one demo message
 MARSHMALLOW = SAMPLES / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"  # 1.x tool calls
 
