@@ -18,7 +18,7 @@ def test_ingest_prints_the_summary_and_inspect_shows_each_step(
     assert main(["ingest", str(source), "--out", str(tmp_path), "--workers", "1"]) == 0
     summary = capsys.readouterr().out
     assert "mini-swe-agent" in summary and "TOTAL" in summary
-    row = [line.split() for line in summary.splitlines() if line.startswith("mini-swe-agent")][0]
+    row = next(line.split() for line in summary.splitlines() if line.startswith("mini-swe-agent"))
     assert row[1:] == [
         "1",
         "1",
