@@ -1,0 +1,73 @@
+"""The end of a run: report.json, report.md and plots from the tables and the shard markers."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from builder.runner.result import RunResult
+from builder.runner.shards import read_json
+
+
+def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
+    """report.json, report.md and plots from the tables and the markers of every shard."""
+    from builder.runner.plots import write_plots
+    from builder.runner.report import build_report, write_report
+
+    markers = [read_json(p) for p in sorted((out_dir / "_state" / "shards").glob("*.json"))]
+    markers = [m for m in markers if isinstance(m, dict)]
+    made = sum(m.get("agent_requests", 0) for m in markers)
+    judged = sum(m.get("judge_requests", 0) for m in markers)
+    exhaustive = sum(m.get("judge_requests_exhaustive", 0) for m in markers)
+    redactions: Counter[str] = Counter()
+    for m in markers:
+        redactions.update(m.get("redactions", {}))
+    usage = merge_usage(out_dir)
+    dropped: Counter[str] = Counter()
+    for m in markers:
+        dropped.update(m.get("dropped", {}))
+    extra = {
+        "dropped_steps": {"by reason (run)": dict(sorted(dropped.items()))},
+        "early_exit": {
+            "agent requests (references + judgements)": made,
+            "agent requests for judging": judged,
+            "agent requests for judging, exhaustive": exhaustive,
+            "agent requests saved by early exit": max(0, exhaustive - judged),
+        },
+        "redactions": dict(sorted(redactions.items())),
+        "run": dataclasses.asdict(result) | {"out_dir": str(out_dir)},
+    }
+    report = build_report(out_dir, usage=usage, extra=extra)
+    write_report(out_dir, report)
+    write_plots(out_dir, intent_of=intent_of)
+    return report
+
+
+def intent_of(command: str | None) -> str:
+    """The intent class of a step's command (the last unit of a sequence), for the plots."""
+    from builder.actions.features import shell_features
+
+    if not command:
+        return "none"
+    units = shell_features(command)
+    return units[-1].intent if units else "unknown"
+
+
+def merge_usage(out_dir: Path) -> dict[str, Any]:
+    """Usage summed over every invocation of this run (a resumed run has several)."""
+    stages: dict[str, dict[str, float]] = {}
+    total: dict[str, float] = {}
+    for path in sorted((out_dir / "_state" / "usage").glob("*.json")):
+        data = read_json(path) or {}
+        for name, values in data.get("stages", {}).items():
+            counter = stages.setdefault(name, {})
+            for key, value in values.items():
+                items = value.items() if isinstance(value, dict) else [("", value)]
+                for kind, number in items:
+                    if isinstance(number, int | float):
+                        label = f"{key}.{kind}" if kind else key
+                        counter[label] = counter.get(label, 0) + number
+                        total[label] = total.get(label, 0) + number
+    return {"stages": stages, "total": total}

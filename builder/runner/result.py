@@ -1,0 +1,44 @@
+"""The outcome of `nap-builder run`, as the CLI prints it and the report records it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class RunResult:
+    out_dir: Path
+    shards_total: int = 0
+    shards_done: int = 0
+    shards_skipped: int = 0
+    shards_failed: int = 0
+    stopped: str | None = None  # interrupted | budget
+    report: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.stopped == "interrupted":
+            return 130
+        if self.stopped == "budget" or self.shards_failed:
+            return 3
+        return 0
+
+    def summary_text(self) -> str:
+        totals = self.report.get("totals", {})
+        lines = [
+            f"run output: {self.out_dir}",
+            f"shards: {self.shards_done + self.shards_skipped}/{self.shards_total} complete "
+            f"({self.shards_skipped} resumed, {self.shards_failed} failed)",
+            f"time: {self.seconds:.1f} s",
+        ]
+        for key in ("trajectories", "eligible_steps", "candidates", "passing", "selected"):
+            if key in totals:
+                lines.append(f"{key}: {totals[key]}")
+        if self.stopped:
+            lines.append(f"stopped early: {self.stopped}; run the same command again to resume")
+        lines.append(f"report: {self.out_dir / 'report.md'}")
+        return "\n".join(lines)

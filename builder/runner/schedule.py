@@ -1,0 +1,154 @@
+"""Scheduling of shards: how many run at once, how signals stop them, how failures count."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from builder.config import PipelineConfig
+from builder.errors import BudgetExceededError, LLMError, PermanentLLMError
+from builder.llm.factory import Clients
+from builder.nap import NapSettings, StepResult
+from builder.runner.result import RunResult
+from builder.runner.shard_work import ScrubSettings, run_shard
+from builder.runner.shards import plan_shards, read_marker
+
+log = logging.getLogger(__name__)
+
+STEPS_PER_SLOT = 2
+
+
+def parallel_shards(concurrency: int, shard_size: int) -> int:
+    """Shards in flight: enough trajectories (about 2 x concurrency) to keep every request slot
+    busy across the per-step dependency chains, at least 2."""
+    return max(2, -(-2 * concurrency // shard_size))
+
+
+class _Stopper:
+    """First SIGINT/SIGTERM: finish in-flight shards, start no new one. Second: abandon them."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def __call__(self, signum: int) -> None:
+        name = signal.Signals(signum).name
+        if not self.requested:
+            self.requested = True
+            log.warning(
+                "%s: finishing the shards in flight, then stopping (again to abandon them)", name
+            )
+            return
+        log.warning("%s again: abandoning the shards in flight; completed shards are kept", name)
+        for task in self.tasks:
+            task.cancel()
+
+
+async def run_shards(
+    cfg: PipelineConfig,
+    out_dir: Path,
+    clients: Clients,
+    digest: str,
+    result: RunResult,
+    settings: NapSettings,
+) -> None:
+    """Every shard not yet complete for this config hash, several at a time, until done or
+    stopped (signal, budget)."""
+    from builder.runner.progress import StageProgress
+
+    scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
+    plans = list(plan_shards(out_dir, cfg.output.shard_size))
+    result.shards_total = len(plans)
+    todo = []
+    for plan in plans:
+        marker = read_marker(out_dir, plan.shard_id)
+        if marker is not None and marker.get("config_hash") == digest:
+            result.shards_skipped += 1
+        else:
+            todo.append(plan)
+    progress = StageProgress("shards", len(todo), enabled=cfg.output.progress)
+    counters: Counter[str] = Counter()
+
+    def on_step(step_result: StepResult) -> None:
+        counters["steps"] += 1
+        counters["passing"] += sum(1 for j in step_result.judgements if j.passed)
+        counters["saved_tokens"] += sum(
+            (s.raw_tokens or 0) - (s.rendered_tokens or 0) for s in step_result.supervision
+        )
+        total = clients.usage.total()
+        lookups = total.cache_hits + total.cache_misses
+        progress.advance(
+            0,
+            steps=counters["steps"],
+            passing=counters["passing"],
+            tokens_saved=counters["saved_tokens"],
+            cost=f"${total.cost_usd:.4f}",
+            cache=f"{total.cache_hits / lookups:.0%}" if lookups else "-",
+            errors=sum(total.errors.values()),
+        )
+
+    stopper = _Stopper()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopper, signum)
+    queue = iter(todo)
+    width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
+    # Bounded steps in flight make a pipeline: the later rounds of started steps (judge waves)
+    # are not queued behind the first requests of every other step, so the tail is short.
+    steps_in_flight = cfg.limits.steps_in_flight or STEPS_PER_SLOT * cfg.limits.concurrency
+    step_slots = asyncio.Semaphore(steps_in_flight)
+    if steps_in_flight == 1:
+        width = 1  # one step at a time: one shard at a time keeps the order simple
+    try:
+        while True:
+            while len(stopper.tasks) < width and not stopper.requested:
+                upcoming = next(queue, None)
+                if upcoming is None:
+                    break
+                task = asyncio.create_task(
+                    run_shard(
+                        upcoming, out_dir, clients, settings, scrub, digest, on_step, step_slots
+                    ),
+                    name=upcoming.shard_id,
+                )
+                stopper.tasks.add(task)
+            if not stopper.tasks:
+                break
+            done, _ = await asyncio.wait(stopper.tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                stopper.tasks.discard(task)
+                _settle(task, result, stopper)
+                progress.advance(1)
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        progress.close()
+    if stopper.requested and result.stopped is None:
+        result.stopped = "interrupted"
+
+
+def _settle(task: asyncio.Task[Any], result: RunResult, stopper: _Stopper) -> None:
+    """Account for a finished shard task; a permanent error ends the run, others are counted."""
+    if task.cancelled():
+        result.stopped = result.stopped or "interrupted"
+        return
+    error = task.exception()
+    if error is None:
+        result.shards_done += 1
+        return
+    if isinstance(error, BudgetExceededError):
+        log.warning("budget reached (%s): no new work is scheduled", error)
+        result.stopped = "budget"
+        stopper.requested = True
+        return
+    if isinstance(error, PermanentLLMError):
+        raise error
+    result.shards_failed += 1
+    kind = type(error).__name__ if not isinstance(error, LLMError) else "llm_error"
+    log.error(
+        "shard %s failed (%s): %s; it will be retried on resume", task.get_name(), kind, error
+    )
