@@ -184,12 +184,7 @@ class AtifAdapter(BaseAdapter):
         return actions
 
     def detect(self, source: Source) -> bool:
-        if source.is_jsonl:
-            return False
-        try:
-            return _is_atif(source.document())
-        except InputError:
-            return False
+        return _is_atif(source.json_document())
 
     def load(self, source: Source) -> Iterator[LoadResult]:
         try:

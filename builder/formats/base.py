@@ -116,6 +116,24 @@ class Source:
                         ),
                     )
 
+    def json_document(self) -> Any:
+        """The whole-file JSON value for detection: None for JSONL, non-JSON or unreadable."""
+        try:
+            if not self.is_file or self.is_jsonl:
+                return None
+            if not self.head(256).lstrip().startswith(("{", "[")):
+                return None
+            return self.document()
+        except (InputError, OSError):
+            return None
+
+    def first_value(self) -> Any:
+        """`sample()` for detection: None when the source cannot be read or parsed."""
+        try:
+            return self.sample()
+        except (InputError, OSError):
+            return None
+
     def sample(self) -> Any:
         """The first JSON value of the source: the whole document, or the first good JSONL line."""
         if self.is_jsonl:

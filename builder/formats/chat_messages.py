@@ -230,12 +230,9 @@ class ChatMessagesAdapter(BaseAdapter):
     harness = "chat-messages"
 
     def detect(self, source: Source) -> bool:
-        try:
-            if not source.is_file or not source.is_jsonl:
-                return False
-            first = source.sample()
-        except (InputError, OSError):
+        if not source.is_file or not source.is_jsonl:
             return False
+        first = source.first_value()
         return isinstance(first, dict) and _looks_like_messages(first.get("messages"))
 
     def load(self, source: Source) -> Iterator[LoadResult]:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from builder.errors import InputError, RecordError
+from builder.errors import RecordError
 from builder.formats import grammars
 from builder.formats.base import (
     BaseAdapter,
@@ -136,14 +136,7 @@ class MiniSweAgentAdapter(BaseAdapter):
     harness = "mini-swe-agent"
 
     def detect(self, source: Source) -> bool:
-        try:
-            if not source.is_file or source.is_jsonl:
-                return False
-            if not source.head(256).lstrip().startswith(("{", "[")):
-                return False
-            doc = source.document()
-        except (InputError, OSError):
-            return False
+        doc = source.json_document()
         if isinstance(doc, dict):
             fmt = doc.get("trajectory_format")
             if isinstance(fmt, str) and fmt.startswith(FORMAT_PREFIX):

@@ -78,12 +78,7 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
     harness = "openhands"
 
     def detect(self, source: Source) -> bool:
-        if source.is_jsonl:
-            return False
-        try:
-            return _is_log(source.document())
-        except InputError:
-            return False
+        return _is_log(source.json_document())
 
     def load(self, source: Source) -> Iterator[LoadResult]:
         try:

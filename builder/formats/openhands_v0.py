@@ -295,10 +295,7 @@ class OpenHandsV0Adapter(BaseAdapter):
     harness = "openhands"
 
     def detect(self, source: Source) -> bool:
-        try:
-            value = source.sample()
-        except InputError:
-            return False
+        value = source.first_value()
         if _is_output_line(value):
             return True
         if isinstance(value, dict) and set(value) == {"trajectory"}:

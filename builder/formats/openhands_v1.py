@@ -193,10 +193,7 @@ class OpenHandsV1Adapter(BaseAdapter):
     harness = "openhands-sdk"
 
     def detect(self, source: Source) -> bool:
-        try:
-            value = source.sample()
-        except InputError:
-            return False
+        value = source.first_value()
         if isinstance(value, list) and not source.is_jsonl:
             return bool(value) and all(_is_event(e) for e in value[:20])
         return source.is_jsonl and _is_event(value)

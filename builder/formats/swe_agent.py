@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from builder.errors import InputError, RecordError
+from builder.errors import RecordError
 from builder.formats import grammars
 from builder.formats.base import (
     BaseAdapter,
@@ -80,14 +80,7 @@ class SweAgentAdapter(BaseAdapter):
     harness = "swe-agent"
 
     def detect(self, source: Source) -> bool:
-        try:
-            if not source.is_file or source.is_jsonl:
-                return False
-            if not source.head(256).lstrip().startswith("{"):
-                return False
-            doc = source.document()
-        except (InputError, OSError):
-            return False
+        doc = source.json_document()
         return (
             isinstance(doc, dict)
             and isinstance(doc.get("history"), list)

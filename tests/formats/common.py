@@ -7,7 +7,7 @@ from pathlib import Path
 from schemas.trajectories import Message
 from tests.paths import SHARED as SAMPLES
 
-__all__ = ["SAMPLES", "assert_paired", "sample_files"]
+__all__ = ["SAMPLES", "assert_paired", "observation_count", "sample_files"]
 
 
 def sample_files() -> list[Path]:
@@ -23,3 +23,20 @@ def assert_paired(messages: list[Message]) -> None:
         owner = next(p for p in reversed(messages[:i]) if p.role != "tool")
         assert owner.role == "assistant", (i, owner.role)
         assert m.tool_call_id in {c.id for c in owner.tool_calls}, (i, m.tool_call_id)
+
+
+def observation_count(messages: list[Message]) -> int:
+    """Observations by the step rule, written independently of `builder.steps`: the tool
+    messages after a tool-call turn, else the next message when it is a user message."""
+    count = 0
+    for i, m in enumerate(messages):
+        if m.role != "assistant" or m.is_demo:
+            continue
+        if m.tool_calls:
+            for later in messages[i + 1 :]:
+                if later.role == "assistant":
+                    break
+                count += later.role == "tool"
+        elif i + 1 < len(messages) and messages[i + 1].role == "user":
+            count += 1
+    return count

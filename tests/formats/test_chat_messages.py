@@ -12,7 +12,7 @@ from builder.formats.base import LoadResult, Source
 from builder.formats.chat_messages import ADAPTER
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord
-from tests.formats.common import SAMPLES
+from tests.formats.common import SAMPLES, observation_count
 
 SWE_SMITH = SAMPLES / "swe-smith-messages" / "ft_xml_example.jsonl"
 
@@ -26,22 +26,6 @@ def trajectories(rows: Iterable[LoadResult]) -> list[TrajectoryRecord]:
 
 def quarantined(rows: list[LoadResult]) -> list[QuarantineRecord]:
     return [r for r in rows if isinstance(r, QuarantineRecord)]
-
-
-def observation_count(messages: list[Message]) -> int:
-    """The lead's step rule: tool messages after a tool-call turn, else the next user message."""
-    count = 0
-    for i, m in enumerate(messages):
-        if m.role != "assistant" or m.is_demo:
-            continue
-        if m.tool_calls:
-            for later in messages[i + 1 :]:
-                if later.role == "assistant":
-                    break
-                count += later.role == "tool"
-        elif i + 1 < len(messages) and messages[i + 1].role == "user":
-            count += 1
-    return count
 
 
 def test_sample_counts() -> None:

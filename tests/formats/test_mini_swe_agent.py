@@ -11,26 +11,10 @@ from builder.formats.base import Source
 from builder.formats.mini_swe_agent import ADAPTER
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord
-from tests.formats.common import SAMPLES
+from tests.formats.common import SAMPLES, observation_count
 
 DJANGO = SAMPLES / "mini-swe-agent" / "django__django-16255" / "django__django-16255.traj.json"
 GITHUB = SAMPLES / "mini-swe-agent" / "github_issue.traj.json"
-
-
-def observation_count(messages: list[Message]) -> int:
-    """The lead's step rule: tool messages after a tool-call turn, else the next user message."""
-    count = 0
-    for i, m in enumerate(messages):
-        if m.role != "assistant" or m.is_demo:
-            continue
-        if m.tool_calls:
-            for later in messages[i + 1 :]:
-                if later.role == "assistant":
-                    break
-                count += later.role == "tool"
-        elif i + 1 < len(messages) and messages[i + 1].role == "user":
-            count += 1
-    return count
 
 
 def load_one(path: Path) -> TrajectoryRecord:

@@ -11,27 +11,11 @@ from builder.formats import grammars
 from builder.formats.base import Source, content_text
 from builder.formats.swe_agent import ADAPTER
 from schemas.quarantine import QuarantineRecord
-from schemas.trajectories import Message, TrajectoryRecord
-from tests.formats.common import SAMPLES
+from schemas.trajectories import TrajectoryRecord
+from tests.formats.common import SAMPLES, observation_count
 
 PYDICOM = SAMPLES / "swe-agent" / "pydicom__pydicom-1458.traj"  # 0.x, one demo message
 MARSHMALLOW = SAMPLES / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"  # 1.x tool calls
-
-
-def observation_count(messages: list[Message]) -> int:
-    """The lead's step rule: tool messages after a tool-call turn, else the next user message."""
-    count = 0
-    for i, m in enumerate(messages):
-        if m.role != "assistant" or m.is_demo:
-            continue
-        if m.tool_calls:
-            for later in messages[i + 1 :]:
-                if later.role == "assistant":
-                    break
-                count += later.role == "tool"
-        elif i + 1 < len(messages) and messages[i + 1].role == "user":
-            count += 1
-    return count
 
 
 def load_one(path: Path) -> TrajectoryRecord:
