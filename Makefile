@@ -1,5 +1,6 @@
 # nap-builder: `make demo` runs the main job on the embedded model, `make test` runs the tests.
 # Both set up everything they need on a fresh machine (virtualenv, llama.cpp, the Gemma GGUF).
+# llama.cpp is built without CPU-specific paths (x86-64-v3); NAP_LLAMA_CPU=native opts in.
 
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,8 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/pip install --quiet -e '.[local,dev]'
+	$(BIN)/python -m builder.llm.native_build $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[local,dev]'
 	$(BIN)/python -m builder.llm.model_files
 	touch $(STAMP)
 

@@ -8,13 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from builder.runner.report import (
-    build_report,
-    render_markdown,
-    scan_table,
-    summary_line,
-    write_report,
-)
+from builder.runner.report import build_report, scan_table, write_report
+from builder.runner.report_markdown import render_markdown, summary_line
 from schemas.candidates import CANDIDATE_SCHEMA, CandidateRecord
 from schemas.common import to_table
 from schemas.judgements import JUDGEMENT_SCHEMA, JudgementRecord

@@ -1,0 +1,110 @@
+"""Reading a pipeline YAML, applying overrides, validating, hashing and dumping it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from builder.config.messages import _describe, _kind
+from builder.config.overrides import apply_override
+from builder.config.pipeline import HASH_EXCLUDED, PipelineConfig
+from builder.errors import ConfigError
+
+_GLOB_CHARS = frozenset("*?[")
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> PipelineConfig:
+    """Read a YAML config, apply `dotted.key=value` overrides (values parsed as YAML), validate."""
+    path = Path(path)
+    raw = _read_yaml(path)
+    _resolve_paths(raw, path.resolve().parent)
+    for override in overrides:
+        apply_override(raw, override)
+    _resolve_paths(raw, Path.cwd())
+    return validate_config(raw, source=str(path))
+
+
+def validate_config(raw: dict[str, Any], *, source: str = "config") -> PipelineConfig:
+    """Validate a raw mapping, turning pydantic errors into one readable `ConfigError`."""
+    try:
+        return PipelineConfig.model_validate(raw)
+    except ValidationError as exc:
+        lines = [_describe(error) for error in exc.errors()]
+        raise ConfigError(f"{source}: invalid config\n  " + "\n  ".join(lines)) from None
+
+
+def config_hash(cfg: PipelineConfig) -> str:
+    """12 hex digits of sha256 over the canonical JSON of every key that changes the output."""
+    data = cfg.model_dump(mode="json")
+    for dotted in HASH_EXCLUDED:
+        *parents, last = dotted.split(".")
+        node = data
+        for part in parents:
+            node = node[part]
+        node.pop(last, None)
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def dump_resolved(cfg: PipelineConfig) -> str:
+    """The fully resolved config (defaults filled in, paths absolute) as YAML."""
+    return yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+# --- reading and paths -------------------------------------------------------------------
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc.strerror})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys, got {_kind(raw)}")
+    return raw
+
+
+def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
+    """Make relative paths absolute against `base`; already absolute ones are left alone."""
+    inputs = raw.get("inputs")
+    if isinstance(inputs, list):
+        for i, item in enumerate(inputs):
+            if isinstance(item, str):
+                inputs[i] = resolve_input_path(item, base)
+            elif isinstance(item, dict) and isinstance(item.get("path"), str):
+                item["path"] = resolve_input_path(item["path"], base)
+    for section in ("output", "cache"):
+        node = raw.get(section)
+        if isinstance(node, dict) and isinstance(node.get("dir"), str):
+            node["dir"] = str(_absolute(node["dir"], base))
+
+
+def resolve_input_path(text: str, base: Path) -> str:
+    """An input path made absolute against `base`, unless it is a URL or a Hub id."""
+    if "://" in text:
+        return text
+    candidate = _absolute(text, base)
+    expanded = Path(text).expanduser()
+    if expanded.is_absolute() or candidate.exists() or _GLOB_CHARS & set(text):
+        return str(candidate)
+    if text.startswith(".") or not _HUB_ID.fullmatch(text):
+        return str(candidate)
+    return text  # `owner/name` that is not a local path: a Hub dataset id
+
+
+def _absolute(text: str, base: Path) -> Path:
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else (base / path).resolve()

@@ -1,0 +1,88 @@
+"""The whole pipeline config, the keys that leave its hash, and where the cache lives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, model_validator
+
+from builder.config.run_settings import (
+    CacheConfig,
+    LimitsConfig,
+    OutputConfig,
+    Price,
+    PublishConfig,
+    ScrubConfig,
+)
+from builder.config.stages import (
+    AgentConfig,
+    EligibilityConfig,
+    GateConfig,
+    InputSpec,
+    ReferencesConfig,
+    SelectionConfig,
+    TeacherConfig,
+    _Model,
+)
+
+HASH_EXCLUDED = (
+    "limits",
+    "prices",
+    "cache",
+    "output.dir",
+    "output.progress",
+    "publish",
+    "teacher.api_key_env",
+    "agent.api_key_env",
+)
+"""Keys that do not change any row of the output, so changing them keeps the config hash and a
+run can be resumed with, say, more concurrency or a new budget."""
+
+
+class PipelineConfig(_Model):
+    """A whole run: inputs → steps → candidates → references → judgements → selection."""
+
+    inputs: list[InputSpec] = Field(min_length=1, description="Trajectory sources.")
+    eligibility: EligibilityConfig = Field(
+        default_factory=EligibilityConfig, description="Which steps are compressible."
+    )
+    teacher: TeacherConfig = Field(
+        default_factory=TeacherConfig,
+        description="Compressor teacher endpoint and sampling.",
+    )
+    agent: AgentConfig = Field(
+        default_factory=AgentConfig, description="Agent endpoint used for the gate."
+    )
+    references: ReferencesConfig = Field(
+        default_factory=ReferencesConfig, description="Reference actions."
+    )
+    gate: GateConfig = Field(default_factory=GateConfig, description="Action-preservation gate.")
+    selection: SelectionConfig = Field(
+        default_factory=SelectionConfig, description="Supervision selection."
+    )
+    limits: LimitsConfig = Field(default_factory=LimitsConfig, description="Rates and budgets.")
+    prices: dict[str, Price] = Field(
+        default_factory=dict, description="Model name -> USD per million tokens, for cost."
+    )
+    cache: CacheConfig = Field(default_factory=CacheConfig, description="Request cache.")
+    output: OutputConfig = Field(default_factory=OutputConfig, description="Output tables.")
+    publish: PublishConfig = Field(default_factory=PublishConfig, description="Dataset publish.")
+    scrub: ScrubConfig = Field(default_factory=ScrubConfig, description="Secret scrubbing.")
+    seed: int = Field(default=0, description="Seed of every sampled request and of the splits.")
+
+    @model_validator(mode="after")
+    def _budget_needs_prices(self) -> PipelineConfig:
+        if self.limits.budget_usd is None:
+            return self
+        for role, endpoint in (("teacher", self.teacher), ("agent", self.agent)):
+            remote = endpoint.provider in ("openai", "anthropic")
+            if remote and endpoint.model not in self.prices:
+                raise ValueError(
+                    f"limits.budget_usd is set but prices has no entry for {role}.model "
+                    f"{endpoint.model!r}: add prices.{endpoint.model}.{{input, output}}"
+                )
+        return self
+
+    def cache_dir(self) -> Path:
+        """The request cache folder (OUT/cache unless configured)."""
+        return Path(self.cache.dir) if self.cache.dir else Path(self.output.dir) / "cache"

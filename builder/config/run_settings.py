@@ -1,0 +1,125 @@
+"""Config sections of a run around the stages: limits, prices, cache, output, publish, scrub."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from pydantic import Field, field_validator
+
+from builder.config.stages import _Model
+
+
+class LimitsConfig(_Model):
+    """Request scheduling and spending limits."""
+
+    concurrency: int = Field(default=8, ge=1, description="Requests in flight at once.")
+    steps_in_flight: int | None = Field(
+        default=None,
+        ge=1,
+        description="Steps processed at once (null: as many as keep `concurrency` busy). Set 1 "
+        "for a single local model, so the requests of one step run back to back and reuse "
+        "its prompt cache instead of evicting each other.",
+    )
+    requests_per_minute: int | None = Field(
+        default=None, ge=1, description="Rate limit (null: none)."
+    )
+    tokens_per_minute: int | None = Field(
+        default=None, ge=1, description="Token rate limit (null: none)."
+    )
+    budget_usd: float | None = Field(
+        default=None,
+        ge=0,
+        description="Stop scheduling new work once this much is spent (null: none).",
+    )
+    budget_tokens: int | None = Field(
+        default=None, ge=0, description="Same as budget_usd, in prompt + completion tokens."
+    )
+    timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one request, in seconds.")
+    max_retries: int = Field(
+        default=5, ge=0, description="Retries of a transient error (429, 5xx)."
+    )
+
+
+class Price(_Model):
+    """USD per million tokens."""
+
+    input: float = Field(ge=0, description="Price of a million uncached prompt tokens.")
+    cached_input: float | None = Field(
+        default=None,
+        ge=0,
+        description="Price of a million cached prompt tokens (null: same as input).",
+    )
+    output: float = Field(ge=0, description="Price of a million completion tokens.")
+
+    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
+        """USD for one request; `cached_tokens` is the cached part of `prompt_tokens`."""
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        uncached = max(prompt_tokens - cached_tokens, 0)
+        total = uncached * self.input + cached_tokens * cached_price
+        return (total + completion_tokens * self.output) / 1_000_000
+
+
+class CacheConfig(_Model):
+    """The request cache that makes reruns and resumes free."""
+
+    enabled: bool = Field(
+        default=True, description="Cache every model request by its full content."
+    )
+    dir: str | None = Field(
+        default=None,
+        description="Cache folder; null means OUT/cache so that a run folder is self-contained. "
+        "Point several runs at one folder to share answers.",
+    )
+
+
+class OutputConfig(_Model):
+    """Where and how the tables are written."""
+
+    dir: str = Field(
+        default="out",
+        description="Output folder (OUT); relative to the config file when set there.",
+    )
+    shard_size: int = Field(
+        default=16, ge=1, description="Trajectories per shard (the unit of resume)."
+    )
+    progress: bool = Field(
+        default=True, description="Show progress bars (only when stderr is a TTY)."
+    )
+
+
+class PublishConfig(_Model):
+    """The Hugging Face dataset layout and upload."""
+
+    repo: str | None = Field(
+        default=None, pattern=r"^[\w.-]+/[\w.-]+$", description="Hub dataset repo `org/name`."
+    )
+    private: bool = Field(default=True, description="Create the Hub repo as private.")
+    splits: dict[str, float] = Field(
+        default_factory=lambda: {"train": 0.9, "validation": 0.05, "test": 0.05},
+        description="Split name -> fraction of trajectories (made by trajectory, deterministic).",
+    )
+    license: str = Field(
+        default="other", description="Licence id for the dataset card (mind the inputs' licences)."
+    )
+
+    @field_validator("splits")
+    @classmethod
+    def _fractions(cls, splits: dict[str, float]) -> dict[str, float]:
+        if not splits:
+            raise ValueError("at least one split is needed")
+        for name, fraction in splits.items():
+            if not re.fullmatch(r"\w+", name):
+                raise ValueError(f"split name {name!r} must be letters, digits or _")
+            if fraction < 0:
+                raise ValueError(f"split {name!r} has a negative fraction")
+        if not math.isclose(sum(splits.values()), 1.0, abs_tol=1e-6):
+            raise ValueError(f"split fractions must sum to 1, got {sum(splits.values()):g}")
+        return splits
+
+
+class ScrubConfig(_Model):
+    """Secret redaction before remote requests and before publishing."""
+
+    enabled: bool = Field(default=True, description="Redact credentials (keys, tokens, passwords).")
+    emails: bool = Field(default=False, description="Also redact email addresses.")

@@ -1,0 +1,96 @@
+"""report.md and the one-line summary: rendering of the figures `report.build_report` computed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """A readable summary: one section per report key, tables for nested mappings."""
+    lines = ["# nap-builder run report", "", summary_line(report), ""]
+    scalars = {k: v for k, v in report.items() if not isinstance(v, Mapping)}
+    for section, value in report.items():
+        if isinstance(value, Mapping):
+            lines += [f"## {_title(section)}", "", *_md_block(value), ""]
+    if scalars:
+        lines += ["## other figures", "", *_md_block(scalars), ""]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).rstrip() + "\n"
+
+
+def summary_line(report: Mapping[str, Any]) -> str:
+    """One sentence with the headline figures, for the console and the top of report.md."""
+    totals = report.get("totals", {})
+    compression = report.get("compression", {})
+    ratio = compression.get("token_ratio")
+    saved = f", tokens -{1 - ratio:.0%} on selected steps" if ratio is not None else ""
+    cost = report.get("usage", {}).get("cost_usd")
+    spent = f", cost ${cost:.4f}" if isinstance(cost, int | float) else ""
+    return (
+        f"{totals.get('trajectories', 0)} trajectories, {totals.get('eligible_steps', 0)} eligible "
+        f"steps, {totals.get('candidates', 0)} candidates ({totals.get('valid_candidates', 0)} "
+        f"valid, {totals.get('passing_candidates', 0)} passing), "
+        f"{totals.get('selected_steps', 0)} steps selected "
+        f"({report.get('dropped_steps', {}).get('total', 0)} dropped){saved}{spent}."
+    )
+
+
+def _md_block(value: Any) -> list[str]:
+    if not isinstance(value, Mapping):
+        return [_fmt(value)]
+    if not value:
+        return ["(none)"]
+    if _is_row_table(value):
+        return _md_rows(value)
+    scalars = {k: v for k, v in value.items() if not isinstance(v, Mapping)}
+    nested = {k: v for k, v in value.items() if isinstance(v, Mapping)}
+    lines: list[str] = []
+    if scalars:
+        lines += ["| figure | value |", "| --- | ---: |"]
+        lines += [f"| {_title(k)} | {_fmt(v)} |" for k, v in scalars.items()]
+        lines.append("")
+    for key, sub in nested.items():
+        lines += [f"**{_title(key)}**", ""]
+        lines += _md_block(sub)
+        lines.append("")
+    return lines
+
+
+def _is_row_table(value: Mapping[str, Any]) -> bool:
+    rows = list(value.values())
+    return bool(rows) and all(
+        isinstance(r, Mapping) and not any(isinstance(v, Mapping) for v in r.values()) for r in rows
+    )
+
+
+def _md_rows(rows: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A mapping name -> {column: value} as one table (e.g. usage per model)."""
+    columns: list[str] = []
+    for row in rows.values():
+        columns += [c for c in row if c not in columns]
+    lines = [
+        "| name | " + " | ".join(_title(c) for c in columns) + " |",
+        "| --- |" + " ---: |" * len(columns),
+    ]
+    for name, row in rows.items():
+        lines.append(f"| {name} | " + " | ".join(_fmt(row.get(c)) for c in columns) + " |")
+    return lines
+
+
+def _title(key: str) -> str:
+    return str(key).replace("_", " ")
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4f}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, list):
+        return ", ".join(_fmt(v) for v in value)
+    return str(value).replace("|", "\\|").replace("\n", " ")
