@@ -46,10 +46,11 @@ def _provider(
     if endpoint.provider == "local-server" and endpoint.base_url is None:
         if "local-server" not in shared:
             from builder.llm.local.server import ManagedLlamaServer
+            from builder.llm.local.supervised import SupervisedServerProvider
 
             server = stack.enter_context(ManagedLlamaServer(model=endpoint.model))
-            shared["local-server"] = OpenAIProvider(
-                server.model, base_url=server.base_url, timeout=timeout
+            shared["local-server"] = SupervisedServerProvider(
+                server, lambda url: OpenAIProvider(server.model, base_url=url, timeout=timeout)
             )
         return shared["local-server"]
     if endpoint.provider == "anthropic":

@@ -107,7 +107,10 @@ def build(python: str, target: Path, args: list[str]) -> Path:
 
 def system_info(python: str) -> str:
     code = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"
-    done = subprocess.run([python, "-c", code], check=True, capture_output=True, text=True)
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    if done.returncode != 0:
+        how = f"killed by signal {-done.returncode}" if done.returncode < 0 else "failed"
+        raise SystemExit(f"llama_cpp does not import ({how}):\n{done.stderr}")
     return done.stdout.strip()
 
 
@@ -132,19 +135,9 @@ def main(argv: list[str]) -> int:
     if not wheels:
         build(python, target, args)
         wheels = sorted(target.glob("llama_cpp_python-*.whl"))
-    subprocess.run(
-        [
-            python,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--force-reinstall",
-            str(wheels[-1]),
-        ],
-        check=True,
-    )
+    # A build of the same version from elsewhere would count as installed: replace it.
+    subprocess.run([python, "-m", "pip", "uninstall", "--quiet", "-y", "llama-cpp-python"])
+    subprocess.run([python, "-m", "pip", "install", "--quiet", str(wheels[-1])], check=True)
     info = system_info(python)
     print(f"llama.cpp ({level}): {info}")
     bad = [name for name in enabled(info) if name.startswith(FORBIDDEN_PORTABLE)]

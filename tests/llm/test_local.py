@@ -1,4 +1,7 @@
-"""The embedded Gemma 3 270M model: in-process provider and managed llama.cpp server (real)."""
+"""The embedded Gemma 3 270M model: in-process provider and managed llama.cpp server (real).
+
+The in-process tests run in a forked child (`tests.isolation.in_child`): llama.cpp runs in the
+process that calls it, and a native crash there must fail one test, not take the run down."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from builder.llm.local import LocalProvider, ManagedLlamaServer
 from builder.llm.openai_provider import OpenAIProvider
 from builder.llm.protocol import ChatProvider, ChatRequest
 from schemas.trajectories import Message
+from tests.isolation import in_child
 
 pytestmark = pytest.mark.llama
 
@@ -46,13 +50,6 @@ def assert_matches_schema(text: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def local(gguf_path: Path) -> Iterator[LocalProvider]:
-    provider = LocalProvider(gguf_path, n_ctx=4096)
-    yield provider
-    provider.close()
-
-
-@pytest.fixture(scope="module")
 def client(llama_server: ManagedLlamaServer) -> OpenAI:
     return OpenAI(base_url=llama_server.base_url, api_key="unused", max_retries=0)
 
@@ -60,9 +57,11 @@ def client(llama_server: ManagedLlamaServer) -> OpenAI:
 # --- in-process -----------------------------------------------------------------------------
 
 
+@in_child  # a native crash fails this test, not the whole run
 def test_in_process_provider_returns_n_seeded_samples_and_reuses_the_prompt(
-    local: LocalProvider,
+    gguf_path: Path,
 ) -> None:
+    local = LocalProvider(gguf_path, n_ctx=4096)
     assert isinstance(local, ChatProvider)
     request = ChatRequest(ASK_COLOR, n=3, temperature=1.0, max_tokens=12, seed=11)
     response = asyncio.run(local.complete(request))
@@ -80,9 +79,11 @@ def test_in_process_provider_returns_n_seeded_samples_and_reuses_the_prompt(
     assert [c.text for c in again.completions] == texts
 
 
+@in_child  # a native crash fails this test, not the whole run
 def test_in_process_json_schema_request_returns_json_matching_the_schema(
-    local: LocalProvider,
+    gguf_path: Path,
 ) -> None:
+    local = LocalProvider(gguf_path, n_ctx=4096)
     request = ChatRequest(ASK_JSON, n=2, temperature=1.0, max_tokens=48, seed=5, json_schema=SCHEMA)
     response = asyncio.run(local.complete(request))
     assert len(response.completions) == 2
@@ -91,9 +92,11 @@ def test_in_process_json_schema_request_returns_json_matching_the_schema(
         assert_matches_schema(completion.text)
 
 
+@in_child  # a native crash fails this test, not the whole run
 def test_in_process_provider_serves_concurrent_requests_one_at_a_time_without_mixing_them(
-    local: LocalProvider,
+    gguf_path: Path,
 ) -> None:
+    local = LocalProvider(gguf_path, n_ctx=4096)
     requests = [
         ChatRequest(ASK_COLOR, n=2, temperature=1.0, max_tokens=6, seed=seed) for seed in (40, 50)
     ]
@@ -111,6 +114,7 @@ def test_in_process_provider_serves_concurrent_requests_one_at_a_time_without_mi
         assert [c.text for c in response.completions] == [c.text for c in sequential.completions]
 
 
+@in_child  # a native crash fails this test, not the whole run
 def test_in_process_prompt_longer_than_the_context_fails_fast(gguf_path: Path) -> None:
     small = LocalProvider(gguf_path, n_ctx=128)
     request = ChatRequest((Message("user", "word " * 400),), max_tokens=4)

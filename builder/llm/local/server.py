@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -98,6 +99,38 @@ class ManagedLlamaServer:
         if self._temp_log and self.log_path is not None:
             self.log_path.unlink(missing_ok=True)
 
+    def exited(self, wait_s: float = 0.0) -> int | None:
+        """The server's exit code if it has died (negative: killed by that signal), else None.
+
+        `wait_s` gives a process whose connections just dropped time to be reaped."""
+        if self._process is None:
+            return None
+        try:
+            return self._process.wait(timeout=wait_s) if wait_s > 0 else self._process.poll()
+        except subprocess.TimeoutExpired:
+            return None
+
+    def death_report(self, code: int) -> str:
+        """What a user needs when the server died: how it ended and how its log ends."""
+        return (
+            f"the local llama.cpp server (pid {self.pid}) {describe_exit(code)}; "
+            f"its log ({self.log_path}) ends with:\n{self._log_tail()}"
+        )
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    def restart(self) -> ManagedLlamaServer:
+        """Start a fresh server process (on a new port) after the old one died."""
+        process, self._process = self._process, None
+        if process is not None:
+            atexit.unregister(self.stop)
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        return self.start()
+
     def __enter__(self) -> ManagedLlamaServer:
         return self.start()
 
@@ -129,7 +162,7 @@ class ManagedLlamaServer:
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 raise LLMError(
-                    f"the local llama.cpp server exited with code {self._process.returncode} "
+                    f"the local llama.cpp server {describe_exit(self._process.returncode)} "
                     f"while starting; its log ({self.log_path}) ends with:\n{self._log_tail()}"
                 )
             try:
@@ -149,6 +182,17 @@ class ManagedLlamaServer:
             return "(no log)"
         with self.log_path.open(errors="replace") as log:
             return "".join(deque(log, maxlen=lines))
+
+
+def describe_exit(code: int) -> str:
+    """`exited with code 1` or `was killed by SIGSEGV (signal 11)`: a native crash is a signal."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "an unknown signal"
+        return f"was killed by {name} (signal {-code})"
+    return f"exited with code {code}"
 
 
 def _free_port() -> int:
