@@ -45,15 +45,12 @@ class SupervisedServerProvider:
         self.model = server.model
         self._connect = connect
         self._inner = connect(server.base_url)
+        self.base_url: str | None = self._inner.base_url
         self._max_restarts = max_restarts
         self.restarts = 0
         self.deaths: list[str] = []
         self._generation = 0
         self._lock = asyncio.Lock()
-
-    @property
-    def base_url(self) -> str | None:
-        return self._inner.base_url
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         generation = self._generation
@@ -84,6 +81,7 @@ class SupervisedServerProvider:
             log.error("%s\nrestarting it once", report)
             await asyncio.to_thread(self.server.restart)
             self._inner = self._connect(self.server.base_url)
+            self.base_url = self._inner.base_url
             self.restarts += 1
             self._generation += 1
             return True
