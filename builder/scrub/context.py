@@ -17,7 +17,6 @@ from builder.scrub.rule import (
     cli_value,
     mixed,
     mixed_secret,
-    password_value,
     secret_value,
 )
 
@@ -65,15 +64,12 @@ def rules() -> list[Rule]:
         # `--password v`, `--db-password=v`, `--api-key "v"` (not `--password PASSWORD`).
         Rule(
             "cli_password",
-            re.compile(
-                r"--(?:[a-z0-9]+-)*" + _CLI_WORDS
-                + r"(?:=|[ \t]+)" + _CLI_VALUE
-            ),
+            re.compile(r"--(?:[a-z0-9]+-)*" + _CLI_WORDS + r"(?:=|[ \t]+)" + _CLI_VALUE),
             group=(1, 2, 3),
             check=cli_value,
             hints=("--",),
             lower=True,
-        ),  # fmt: skip
+        ),
         # `-p'v'` / `-p"v"`, and the unquoted `-pv` of the MySQL clients and `sshpass -p v`.
         Rule(
             "cli_password",

@@ -36,8 +36,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "private_key",
         re.compile(
-            r"PuTTY-User-Key-File-\d: [^\n\\]*"
-            r"(?:(?:\r?\n|\\n)(?:[A-Za-z][A-Za-z0-9-]*: [^\n\\]*|[A-Za-z0-9+/=]{4,}(?=\r?\n|\\n|$)))*"
+            r"PuTTY-User-Key-File-\d: [^\n\\]*(?:(?:\r?\n|\\n)"
+            r"(?:[A-Za-z][A-Za-z0-9-]*: [^\n\\]*|[A-Za-z0-9+/=]{4,}(?=\r?\n|\\n|$)))*"
         ),
         hints=("putty-user-key-file-",),
     ),

@@ -123,7 +123,9 @@ def rules() -> list[Rule]:
         # A name that only contains a keyword (`client_secret_value`).
         Rule(
             "high_entropy_secret",
-            re.compile(ANCHOR + r"(?P<name>[a-z0-9_\-]*)" + sep + r"([a-z0-9+/=_\-.~]{20,})\\?['\"]"),
+            re.compile(
+                ANCHOR + r"(?P<name>[a-z0-9_\-]*)" + sep + r"([a-z0-9+/=_\-.~]{20,})\\?['\"]"
+            ),
             group=3,
             vet=_containing_vet,
             hints=HINTS,

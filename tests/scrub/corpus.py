@@ -42,7 +42,11 @@ SEEDED: list[tuple[str, str, str]] = [
     ("databricks_token", "dapi" + rand(HEX, 32), "databricks configure --host x; echo {v}"),
     ("pulumi_token", "pul-" + rand(HEX, 40), "pulumi login with {v}"),
     # version control
-    ("github_token", "ghp_" + mixed(ALNUM, 36), "git clone https://github.com/acme/app (token {v})"),
+    (
+        "github_token",
+        "ghp_" + mixed(ALNUM, 36),
+        "git clone https://github.com/acme/app (token {v})",
+    ),
     ("github_token", "github_pat_" + mixed(ALNUM, 22) + "_" + mixed(ALNUM, 59), "GH={v}"),
     ("gitlab_token", "glpat-" + mixed(URLSAFE, 20), "curl --header 'PRIVATE-TOKEN: {v}' gitlab"),
     # chat
@@ -127,14 +131,22 @@ SEEDED: list[tuple[str, str, str]] = [
     ("private_key", f.ssh2_key(), "{v}"),
     ("private_key", f.putty_key(), "id.ppk:\n{v}\n"),
     ("private_key", f.truncated_pem(), "$ head -4 id\n{v}\n$ echo done"),
-    ("private_key", f.service_account_json(), '{{"type": "service_account", "private_key": "{v}"}}'),
+    (
+        "private_key",
+        f.service_account_json(),
+        '{{"type": "service_account", "private_key": "{v}"}}',
+    ),
     # env, YAML, code, config and command-line forms
     ("env_secret", "django-insecure-" + mixed(ALNUM, 30), "DEBUG=1\nDJANGO_SECRET_KEY={v}\nDB=x"),
     ("env_secret", "hunter2" + rand(ALNUM, 5), "export DB_PASSWORD='{v}'"),
     ("env_secret", "s3cr" + rand(ALNUM, 6), "DB_HOST=db\nDB_PASS={v}\n"),
     ("env_secret", str(uuid.UUID(int=f.RNG.getrandbits(128))), "HEROKU_API_KEY={v}"),
     ("env_secret", "pg" + rand(ALNUM, 8), "PGPASSWORD={v} psql -h db -U app"),
-    ("yaml_secret", "Xk9" + rand(ALNUM, 9), "services:\n  db:\n    environment:\n      MYSQL_ROOT_PASSWORD: {v}\n"),  # noqa: E501
+    (
+        "yaml_secret",
+        "Xk9" + rand(ALNUM, 9),
+        "services:\n  db:\n    environment:\n      MYSQL_ROOT_PASSWORD: {v}\n",
+    ),
     ("yaml_secret", mixed(ALNUM, 24), "slack:\n  api_token: {v}  # rotated\n"),
     ("assigned_secret", "Tr0ub4dor" + rand(ALNUM, 6), 'settings = {{"db_password": "{v}"}}'),
     ("assigned_secret", "pw" + rand(ALNUM, 6), "db_pass='{v}'"),
@@ -250,8 +262,7 @@ LOOKALIKES: list[str] = [
     "\n".join(_uuid() for _ in range(5))
     + f'\nFIXTURE = base64.b64decode("{f.b64(300)}")\n'
     + "ICON = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAC"
-    "hwGA60e6kgAAAABJRU5ErkJggg=='\n"
-    + f'<img src="data:image/png;base64,{f.b64(120)}">\n',
+    "hwGA60e6kgAAAABJRU5ErkJggg=='\n" + f'<img src="data:image/png;base64,{f.b64(120)}">\n',
     # public keys and certificates
     f"-----BEGIN CERTIFICATE-----\n{f.pem_lines(300)}\n-----END CERTIFICATE-----\n"
     f"-----BEGIN PUBLIC KEY-----\n{f.pem_lines(270)}\n-----END PUBLIC KEY-----\n"

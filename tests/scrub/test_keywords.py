@@ -1,4 +1,4 @@
-"""Assignments to secret-sounding names: each leak the issue found, and names that are not secrets."""
+"""Assignments to secret-sounding names: the leaks the issue found, and names that hold none."""
 
 from __future__ import annotations
 

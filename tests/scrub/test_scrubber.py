@@ -17,6 +17,7 @@ from tests.paths import SAMPLES, SHARED
 from tests.scrub.corpus import LOOKALIKES, SEEDED
 from tests.scrub.fakes import ALNUM, UPPER_DIGITS, mixed, rand
 
+
 def n_seeded(kind: str) -> int:
     return sum(1 for k, _, _ in SEEDED if k == kind)
 
