@@ -41,7 +41,7 @@ def rules() -> list[Rule]:
         Rule(
             "url_password",
             re.compile(
-                r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^:/?#@\s'\"\\]*:"
+                r"://[^:/?#@\s'\"\\]*:"
                 r"((?![$%{<\[])[^@/?#\s'\"\\]+)@(?=[A-Za-z0-9\[])"
             ),
             group=1,
@@ -49,7 +49,7 @@ def rules() -> list[Rule]:
         ),
         Rule(
             "connection_string_password",
-            re.compile(r"(?<=;)\s*(?:password|pwd)\s*=\s*((?![$%{<\[])[^;'\"\s\\]{4,})"),
+            re.compile(r";\s*(?:password|pwd)\s*=\s*((?![$%{<\[])[^;'\"\s\\]{4,})"),
             group=1,
             hints=("password", "pwd"),
             lower=True,
@@ -73,19 +73,21 @@ def rules() -> list[Rule]:
         # `-p'v'` / `-p"v"`, and the unquoted `-pv` of the MySQL clients and `sshpass -p v`.
         Rule(
             "cli_password",
-            re.compile(r"""(?<![\w-])-p(?:'([^'\s\\]{1,200})'|\\?"([^"\s\\]{1,200})\\?")"""),
+            re.compile(r"""-p(?:'([^'\s\\]{1,200})'|\\?"([^"\s\\]{1,200})\\?")"""),
             group=(1, 2),
             check=secret_value,
+            bounded=True,
             hints=("-p'", '-p"', '-p\\"'),
         ),
         Rule(
             "cli_password",
             re.compile(
-                r"\b(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlsh)\b[^\n|;&]*?"
-                r"[ \t]-p([^\s'\"\\|;&]+)|\bsshpass\s+-p\s*([^\s'\"\\|;&]+)"
+                r"(?:mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlsh)\b[^\n|;&]*?"
+                r"[ \t]-p([^\s'\"\\|;&]+)|sshpass\s+-p\s*([^\s'\"\\|;&]+)"
             ),
             group=(1, 2),
             check=secret_value,
+            bounded=True,
             hints=("mysql", "mariadb", "sshpass"),
         ),
         Rule(
@@ -96,9 +98,10 @@ def rules() -> list[Rule]:
         ),
         Rule(
             "bearer_token",
-            re.compile(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"),
+            re.compile(r"Bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"),
             group=1,
             check=mixed,
+            bounded=True,
             hints=("bearer",),
         ),
         Rule(

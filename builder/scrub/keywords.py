@@ -43,6 +43,7 @@ _ENV_WORD = re.compile(
     r"(?:^|_)" + _alternation(PASSWORD_WORDS + TOKEN_WORDS).upper()
     + r"(?:_|$)|^(?:PGPASSWORD|REDISCLI_AUTH)$"
 )  # fmt: skip
+_ANCHOR = re.compile(ANCHOR)
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
 _ENV_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
@@ -119,6 +120,7 @@ def rules() -> list[Rule]:
             vet=ending_vet(password_value, _long_mixed(8)),
             hints=HINTS,
             lower=True,
+            anchor=_ANCHOR,
         ),
         # A name that only contains a keyword (`client_secret_value`).
         Rule(
@@ -130,6 +132,7 @@ def rules() -> list[Rule]:
             vet=_containing_vet,
             hints=HINTS,
             lower=True,
+            anchor=_ANCHOR,
         ),
         # YAML: `MYSQL_ROOT_PASSWORD: v`, `api_token: v` (unquoted, alone on its line).
         Rule(
@@ -142,6 +145,7 @@ def rules() -> list[Rule]:
             vet=ending_vet(password_value, _long_mixed(8)),
             hints=HINTS,
             lower=True,
+            anchor=_ANCHOR,
         ),
         # INI / credentials files: `aws_secret_access_key = value`, long and mixed.
         Rule(
@@ -154,5 +158,6 @@ def rules() -> list[Rule]:
             vet=ending_vet(_long_mixed(16), _long_mixed(16)),
             hints=HINTS,
             lower=True,
+            anchor=_ANCHOR,
         ),
     ]

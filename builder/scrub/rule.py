@@ -44,6 +44,9 @@ class Rule:
     bounded: bool = False  # the match must not follow a word character
     # (subject, match, value) -> keep?; for checks that need the text around the value
     vet: Callable[[str, re.Match[str], str], bool] | None = None
+    # Rules sharing an anchor regex (their own regex starts with it) are only tried where the
+    # anchor matched: one scan of the text for several rules.
+    anchor: re.Pattern[str] | None = None
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         """The span of the replaced group; (-1, -1) when none of the groups took part."""

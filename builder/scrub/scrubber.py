@@ -60,6 +60,7 @@ class Scrubber:
         found: list[tuple[int, int, int, str]] = []
         lower = text.lower()
         same_length = len(lower) == len(text)
+        anchored: dict[str, list[int]] = {}  # anchor pattern -> where it matched
         for priority, rule in enumerate(self.rules):
             if rule.hints and not any(hint in lower for hint in rule.hints):
                 continue
@@ -67,7 +68,14 @@ class Scrubber:
             if rule.lower:
                 regex = rule.regex if same_length else self._ignorecase[rule.regex.pattern]
                 subject = lower if same_length else text
-            for m in regex.finditer(subject):
+            if rule.anchor is not None and subject is lower:
+                if rule.anchor.pattern not in anchored:
+                    anchored[rule.anchor.pattern] = [m.start() for m in rule.anchor.finditer(lower)]
+                tried = (regex.match(lower, p) for p in anchored[rule.anchor.pattern])
+                matches: Iterable[re.Match[str]] = (m for m in tried if m is not None)
+            else:
+                matches = regex.finditer(subject)
+            for m in matches:
                 if rule.bounded and m.start() and text[m.start() - 1] in WORD_CHARS:
                     continue
                 start, end = rule.span(m)
