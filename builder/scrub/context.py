@@ -32,7 +32,7 @@ def _docker_auth(value: str) -> bool:
     return ":" in decoded and decoded.isprintable()
 
 
-_CLI_VALUE = r"""(?:'([^'\n]{1,300})'|\\?"([^"\n\\]{1,300})\\?"|([^\s'"\\;|&<>()]+))"""
+_CLI_VALUE = r"""(?:'([^'\n\\]{1,300})'|\\?"([^"\n\\]{1,300})\\?"|([^\s'"\\;|&<>()]+))"""
 
 
 def rules() -> list[Rule]:
@@ -132,7 +132,7 @@ def rules() -> list[Rule]:
         ),
         Rule(
             "netrc_password",
-            re.compile(r"machine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(\S+)"),
+            re.compile(r"""machine\s+\S+\s+(?:login\s+\S+\s+)?password\s+([^\s'"\\]+)"""),
             group=1,
             check=secret_value,
             bounded=True,

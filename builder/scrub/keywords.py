@@ -51,6 +51,8 @@ _ENV_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 def name_before(subject: str, start: int, chars: frozenset[str] = _NAME_CHARS) -> int:
     """Where the name that reaches `start` begins (names are runs of `chars`)."""
     while start > 0 and subject[start - 1] in chars:
+        if start >= 2 and subject[start - 2] == "\\" and subject[start - 1] in "nrt":
+            break  # a JSON-escaped line break ends the name
         start -= 1
     return start
 
@@ -105,7 +107,7 @@ def rules() -> list[Rule]:
             "env_secret",
             re.compile(
                 UPPER_ANCHOR + r"(?P<name>[A-Z0-9_]*)="
-                r"""(?:'((?:(?!\\n)[^'\n]){4,300})'|\\?"((?:(?!\\[n"])[^"\n]){4,300})\\?\""""
+                r"""(?:'([^'\n\\]{4,300})'|\\?"([^"\n\\]{4,300})\\?\""""
                 r"""|([^\s'"#\\()\[\]{}<>,]{4,})(?=$|[\s'"#;&|)\\]))"""
             ),
             group=(3, 4, 5),  # 1 and 2 are the anchor and the rest of the name
@@ -151,7 +153,8 @@ def rules() -> list[Rule]:
         Rule(
             "config_secret",
             re.compile(
-                ANCHOR + r"[ \t]*=[ \t]*([^\s'\"#\\()\[\]{}<>,;]{16,})(?=$|[\s'\"])(?![ \t]*[:=])",
+                ANCHOR
+                + r"[ \t]*=[ \t]*([^\s'\"#\\()\[\]{}<>,;]{16,})(?=$|[\s'\"]|\\[nrt])(?![ \t]*[:=])",
                 re.MULTILINE,
             ),
             group=2,

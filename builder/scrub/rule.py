@@ -58,6 +58,14 @@ class Rule:
         return -1, -1
 
 
+def follows_word(text: str, index: int) -> bool:
+    """Whether `text[index]` follows a word character; the `n` of a JSON-escaped newline
+    (`\\n`, as in tool-call arguments) is a line break, not a letter."""
+    if index == 0 or text[index - 1] not in WORD_CHARS:
+        return False
+    return not (index >= 2 and text[index - 2] == "\\" and text[index - 1] in "nrt")
+
+
 def token(kind: str, pattern: re.Pattern[str] | str, **kwargs: Any) -> Rule:
     """A rule matching `pattern` as a whole word."""
     text = pattern.pattern if isinstance(pattern, re.Pattern) else pattern

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from builder.scrub import context, keys, keywords, tokens
-from builder.scrub.rule import PLACEHOLDER, WORD_CHARS, Rule
+from builder.scrub.rule import PLACEHOLDER, Rule, follows_word
 from schemas.steps import Action, StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
 
@@ -22,7 +22,7 @@ EMAIL_RULE = Rule(
     "email",
     hints=("@",),
     regex=re.compile(
-        r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"
+        r"(?:(?<=\\[nrt])|(?<![A-Za-z0-9._%+\-\\]))[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"
     ),
 )
 
@@ -76,7 +76,7 @@ class Scrubber:
             else:
                 matches = regex.finditer(subject)
             for m in matches:
-                if rule.bounded and m.start() and text[m.start() - 1] in WORD_CHARS:
+                if rule.bounded and follows_word(text, m.start()):
                     continue
                 start, end = rule.span(m)
                 value = text[start:end]

@@ -212,3 +212,13 @@ def test_merge_adds_counts_from_other_workers_and_threads_do_not_lose_counts() -
     assert shared.counts == {"github_token": 200}
     shared.merge({"github_token": 1, "jwt": 2})
     assert shared.counts == {"github_token": 201, "jwt": 2}
+
+
+def test_tokens_after_a_json_escaped_newline_are_redacted() -> None:
+    token, email = "ghp_" + mixed(ALNUM, 36), "ops@example.org"
+    text = json.dumps({"output": f"$ env\n{token}\nmysql -uroot -pR00tpw x\n{email}"})
+    scrubber = Scrubber(emails=True)
+    out = json.loads(scrubber.scrub(text))["output"]
+    assert out == (
+        "$ env\n[REDACTED:github_token]\nmysql -uroot -p[REDACTED:cli_password] x\n[REDACTED:email]"
+    )
