@@ -8,6 +8,7 @@ scripted endpoint received them; tables and published shards are read back with 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -102,6 +103,13 @@ def test_no_seeded_secret_reaches_requests_tables_or_the_published_dataset(tmp_p
     assert leaked(table_text) == [], "an output table carries these"
     side = [p for p in out.iterdir() if p.is_file() and p.suffix in (".json", ".md", ".yaml")]
     assert leaked([p.read_text() for p in side]) == []
+    # the response cache (responses only; the scripted agent echoes commands it was sent)
+    caches = list(out.rglob("*.sqlite"))
+    assert caches
+    for path in caches:
+        with sqlite3.connect(path) as db:
+            payloads = [row[0] for row in db.execute("SELECT payload FROM responses")]
+        assert payloads and leaked(strings(payloads)) == []
 
     report = json.loads((out / "report.json").read_text())
     redactions = report["redactions"]
