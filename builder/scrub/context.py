@@ -23,6 +23,13 @@ from builder.scrub.rule import (
 _CLI_WORDS = r"(?:password|passwd|passphrase|pass|pwd|token|api-?key|secret)"
 
 
+def _not_a_word(subject: str, match: re.Match[str], value: str) -> bool:
+    """`--password requires ...` in help text: an unquoted lowercase word after a space is
+    prose; `--password=word` and quoted values are taken as given."""
+    spaced = match.group(3) is not None and subject[match.start(3) - 1] in " \t"
+    return not (spaced and value.isalpha() and value.islower())
+
+
 def _docker_auth(value: str) -> bool:
     """A docker config `auth`: base64 of `user:password`."""
     try:
@@ -67,6 +74,7 @@ def rules() -> list[Rule]:
             re.compile(r"--(?:[a-z0-9]+-)*" + _CLI_WORDS + r"(?:=|[ \t]+)" + _CLI_VALUE),
             group=(1, 2, 3),
             check=cli_value,
+            vet=_not_a_word,
             hints=("--",),
             lower=True,
         ),

@@ -86,7 +86,7 @@ PLACEHOLDER_VALUES = frozenset(
     {
         "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "changeme",
         "redacted", "undefined", "password", "secret", "token", "required", "optional",
-        "string", "example", "your-password", "your_password", "xxx",
+        "string", "example", "your-password", "your_password", "xxx", "value",
     }
 )  # fmt: skip
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -98,8 +98,8 @@ def secret_value(value: str) -> bool:
     value = value.strip()
     if not value or value.lower() in PLACEHOLDER_VALUES or value[0] in "$%{<[(/.*~!|>&@`":
         return False
-    if "://" in value or _DOTTED_NAME.fullmatch(value):
-        return False
+    if "://" in value or "..." in value or "…" in value or _DOTTED_NAME.fullmatch(value):
+        return False  # a URL, an elided example (`sk-...`), a dotted name
     if value.startswith(("os.environ", "os.getenv", "process.env", "env(", "getenv(")):
         return False
     return not set(value) <= {"x", "X", "*", "-", "_", ".", "•"}
@@ -124,6 +124,10 @@ def cli_value(value: str) -> bool:
     )
 
 
+_SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+
 def mixed_secret(value: str) -> bool:
-    """A literal that mixes letters and digits (long tokens, keys)."""
-    return secret_value(value) and mixed(value)
+    """A literal that mixes letters and digits (long tokens, keys), not a snake_case name
+    (`access_key, secret_key = s3_example_simple`)."""
+    return secret_value(value) and mixed(value) and not _SNAKE_CASE.fullmatch(value)

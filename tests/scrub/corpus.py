@@ -208,6 +208,15 @@ LOOKALIKES: list[str] = [
     'enc = tiktoken.get_encoding("cl100k_base")\ntokenizer: Qwen/Qwen2.5-Coder-7B-Instruct\n'
     '{"tokenizer_class": "LlamaTokenizerFast", "max_token_length": 4096}\n'
     "python train.py --tokenizer gpt2 --max-tokens 2048\n",
+    # names with a keyword inside, from library code
+    'DUMMY_DIFF_TOKENIZER_IDENTIFIER = "julien-c/dummy-diff-tokenizer"\n'
+    '{"token_classification_class": "ForTokenClassification",'
+    ' "wavtokenizer_encoder": "WavTokenizerEncoderConfig"}\n'
+    "_, host, port, access_key, secret_key = s3_example_simple\n",
+    # elided examples and help text
+    "hf spaces secrets add me/space -s OPENAI_API_KEY=sk-... -s ANTHROPIC_API_KEY=sk-...\n"
+    "`--secrets SECRET=value`\n--container-registry-password requires --container-registry\n"
+    "provided via the --username and --password options\n",
     # .env template with placeholders and references
     "DATABASE_URL=postgres://user:${DB_PASSWORD}@localhost/app\nSECRET_KEY=changeme\n"
     "API_TOKEN=$API_TOKEN\nPASSWORD=\nMAX_TOKENS=4096\nAUTH_TYPE=oauth2\nPWD=/home/app\n",
