@@ -156,7 +156,7 @@ def test_datasets_loads_every_config_offline(
 
 
 def test_twenty_kinds_of_secrets_never_reach_published_files(tmp_path: Path) -> None:
-    from tests.test_scrub import SEEDED
+    from tests.scrub.corpus import SEEDED
 
     out = tmp_path / "out"
     (out / "supervision").mkdir(parents=True)
