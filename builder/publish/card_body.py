@@ -172,7 +172,14 @@ def _statistics_section(inputs: CardInputs) -> str:
     if not rows:
         return ""
     source = "`report.json` (published next to this card)" if inputs.report_published else "the run"
-    lines = ["## Statistics", "", f"Every figure of {source}.", "", "| metric | value |", "|---|---|"]
+    lines = [
+        "## Statistics",
+        "",
+        f"Every figure of {source}.",
+        "",
+        "| metric | value |",
+        "|---|---|",
+    ]
     lines += [f"| {k} | {_fmt(v)} |" for k, v in rows]
     return "\n".join(lines)
 

@@ -23,9 +23,15 @@ import pyarrow.parquet as pq
 
 from builder.errors import PublishError
 from builder.publish.card import CardInputs, build_card
-from builder.publish.folder import copy_plots, parquet_files, read_json, read_text, read_yaml
+from builder.publish.folder import (
+    copy_plots,
+    parquet_files,
+    read_json,
+    read_text,
+    read_yaml,
+    swap_in,
+)
 from builder.publish.folder import iter_folder_files as iter_folder_files
-from builder.publish.folder import swap_in
 from builder.publish.licences import licence_fields
 from builder.publish.shapes import reshape, reshaped_schema
 from builder.publish.sources import input_sources

@@ -26,7 +26,9 @@ import pyarrow as pa
 from builder.errors import PublishError
 
 # Keys TRL's data utilities read as data (trl.data_utils.apply_chat_template's supported keys).
-TRAINER_KEYS = frozenset({"prompt", "completion", "chosen", "rejected", "messages", "label", "text"})
+TRAINER_KEYS = frozenset(
+    {"prompt", "completion", "chosen", "rejected", "messages", "label", "text"}
+)
 MESSAGE_TYPE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
 MESSAGES_TYPE = pa.list_(MESSAGE_TYPE)
 PLAIN_NAMES = {

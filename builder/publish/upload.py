@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +147,7 @@ def upload(
     for start in range(0, len(additions), MAX_FILES_PER_PREUPLOAD):
         group = additions[start : start + MAX_FILES_PER_PREUPLOAD]
         _retried(
-            lambda g=group: api.preupload_lfs_files(repo_id, additions=g, repo_type=REPO_TYPE),
+            partial(api.preupload_lfs_files, repo_id, additions=group, repo_type=REPO_TYPE),
             repo_id, f"pre-upload of {len(group)} files", retries,
         )  # fmt: skip
     deletions = [CommitOperationDelete(path) for path in report.deleted]

@@ -12,9 +12,7 @@ from builder.runner.result import RunResult
 from builder.runner.shards import read_json
 
 
-def finish_report(
-    out_dir: Path, result: RunResult, started: float | None = None
-) -> dict[str, Any]:
+def finish_report(out_dir: Path, result: RunResult, started: float | None = None) -> dict[str, Any]:
     """report.json, report.md and plots from the tables and the markers of every shard.
 
     The figures and plots are computed first, then the run's timing (`result.seconds` since

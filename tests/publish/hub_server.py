@@ -30,7 +30,9 @@ REPO = r"(?P<type>models|datasets|spaces)/(?P<repo>[^/]+/[^/]+)"
 API_PATH = re.compile(
     rf"^/api/{REPO}(?:/(?P<op>preupload|commit|tree|revision|paths-info|settings)(?:/(?P<rest>.*))?)?$"
 )
-RESOLVE_PATH = re.compile(r"^/(?:(?P<type>datasets|spaces)/)?(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")
+RESOLVE_PATH = re.compile(
+    r"^/(?:(?P<type>datasets|spaces)/)?(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"
+)
 OPEN_PATHS = ("/api/agent-harnesses",)
 
 
@@ -326,8 +328,12 @@ class _Handler(BaseHTTPRequestHandler):
                 for p in gone:
                     del files[p]
             files.update(added)
-            oid = hashlib.sha1(f"{len(state.commits)}:{sorted(added)}:{deleted}".encode()).hexdigest()
-            state.commits.append(Commit(key, oid, header["summary"], sorted(added), sorted(deleted)))
+            oid = hashlib.sha1(
+                f"{len(state.commits)}:{sorted(added)}:{deleted}".encode()
+            ).hexdigest()
+            state.commits.append(
+                Commit(key, oid, header["summary"], sorted(added), sorted(deleted))
+            )
         repo = key.split("/", 1)[1]
         host = self.headers["Host"]
         self._send(

@@ -23,7 +23,9 @@ def git_blob_sha1(data: bytes) -> str:
 def lfs_pointer(data: bytes) -> bytes:
     """The git-lfs pointer file stored in git in place of an LFS file's content."""
     sha = hashlib.sha256(data).hexdigest()
-    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(data)}\n".encode()
+    return (
+        f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(data)}\n".encode()
+    )
 
 
 def is_lfs(path: str) -> bool:
@@ -36,7 +38,13 @@ def file_entry(path: str, data: bytes) -> dict[str, Any]:
         return {"type": "file", "oid": git_blob_sha1(data), "size": len(data), "path": path}
     pointer = lfs_pointer(data)
     lfs = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": len(pointer)}
-    return {"type": "file", "oid": git_blob_sha1(pointer), "size": len(data), "path": path, "lfs": lfs}
+    return {
+        "type": "file",
+        "oid": git_blob_sha1(pointer),
+        "size": len(data),
+        "path": path,
+        "lfs": lfs,
+    }
 
 
 def etag(path: str, data: bytes) -> str:

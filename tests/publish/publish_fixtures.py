@@ -149,21 +149,39 @@ def make_real_run_output(root: Path, trajectories: int = 6) -> Path:
         outputs = ['{"type": "plain", "content": "30 tests passed"}', '{"type": "unchanged"}']
         step_cands = [
             CandidateRecord(
-                trajectory_id=step.trajectory_id, step_index=1, candidate_index=k,
-                source="teacher", prompt_version="coact-v1", teacher_model="teacher-m", reply=o,
-                kind="plain" if k == 0 else "unchanged", output=o, valid=True,
-                invalid_reason=None, duplicate_of=None, rendered="30 passed" if k == 0 else raw,
-                raw_chars=len(raw), rendered_chars=9 if k == 0 else len(raw), raw_tokens=300,
+                trajectory_id=step.trajectory_id,
+                step_index=1,
+                candidate_index=k,
+                source="teacher",
+                prompt_version="coact-v1",
+                teacher_model="teacher-m",
+                reply=o,
+                kind="plain" if k == 0 else "unchanged",
+                output=o,
+                valid=True,
+                invalid_reason=None,
+                duplicate_of=None,
+                rendered="30 passed" if k == 0 else raw,
+                raw_chars=len(raw),
+                rendered_chars=9 if k == 0 else len(raw),
+                raw_tokens=300,
                 rendered_tokens=3 if k == 0 else 300,
-            )  # fmt: skip
+            )
             for k, o in enumerate(outputs)
         ]
         verdicts = [
             JudgementRecord(
-                trajectory_id=step.trajectory_id, step_index=1, candidate_index=k, judge_order=k,
-                agent_model="agent-m", reply="ls", action=Action("bash", "{}", "ls", "ls"),
-                similarities=[s], aggregate=s, passed=s > 0.5,
-            )  # fmt: skip
+                trajectory_id=step.trajectory_id,
+                step_index=1,
+                candidate_index=k,
+                judge_order=k,
+                agent_model="agent-m",
+                reply="ls",
+                action=Action("bash", "{}", "ls", "ls"),
+                similarities=[s],
+                aggregate=s,
+                passed=s > 0.5,
+            )
             for k, s in enumerate((0.9, 0.2) if t % 2 else (0.2, 0.9))
         ]
         prompts = {"system": system, "prompt": user, "prompt_version": "coact-v1"}

@@ -113,7 +113,7 @@ def test_size_category_follows_the_hub_buckets(rows: int, category: str) -> None
     assert size_category(rows) == category
 
 
-def _card_data(card: str):  # noqa: ANN202 - huggingface_hub's DatasetCardData
+def _card_data(card: str):  # returns a huggingface_hub DatasetCardData
     from huggingface_hub import DatasetCard
 
     return DatasetCard(card).data

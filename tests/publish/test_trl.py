@@ -19,7 +19,8 @@ from tests.paths import REPO
 from tests.publish.publish_fixtures import make_real_run_output
 
 pytest.importorskip("trl.data_utils", reason="trl (pip install --no-deps trl) is a dev dependency")
-SEEDS = ("0", "1", "2", "3", "4", "5", "6", "7")
+# With these seeds set.pop() on {"prompt", "messages"} returns both keys (checked below).
+SEEDS = ("0", "1", "2", "4")
 
 
 def _check(dataset: Path, cache: Path, seed: str) -> dict:

@@ -1,4 +1,4 @@
-"""Upload to a local stand-in for the Hub: one commit per publish, the Hub copy equals the folder."""
+"""Upload to a local stand-in for the Hub: one commit per publish, Hub copy equal to the folder."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_missing_token_is_a_clear_error(
     hub: HubServer, dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("HF_TOKEN")
-    with pytest.raises(PublishError, match="HF_TOKEN.*hf auth login"):
+    with pytest.raises(PublishError, match=r"HF_TOKEN.*hf auth login"):
         upload(dataset, REPO)
     assert hub.state.requests == []
 
