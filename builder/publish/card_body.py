@@ -175,7 +175,9 @@ def _statistics_section(inputs: CardInputs) -> str:
     lines = [
         "## Statistics",
         "",
-        f"Every figure of {source}.",
+        f"Every figure of {source}. `compression.tokens_saved` is, summed over steps, the raw "
+        "minus rendered tokens of each step's best selected row (rank 0, the shortest passing "
+        "candidate; fallback rows save nothing): the same figure as the run's progress line.",
         "",
         "| metric | value |",
         "|---|---|",

@@ -207,6 +207,7 @@ def test_the_demo_card_has_every_item_a_reader_needs(tmp_path: Path) -> None:
     assert "SFTTrainer(" in body and "DPOTrainer(" in body
     assert f'load_dataset("{target}", "preferences", split="train")' in body
     assert "`report.json` (published next to this card)" in body
+    assert "| compression.tokens_saved | 1794 |" in body and "best selected row (rank 0" in body
     assert json.loads((dest / "report.json").read_text())["control"]["steps"] == 8
 
 
