@@ -2,8 +2,10 @@
 
 A licence is known when the publish config names it (`publish.input_licenses`, keyed by the
 input path or Hub id as written), when a local input folder is itself a Hugging Face dataset
-whose README declares `license:`, or when it (or the file's folder) has a LICENSE file whose
-first lines name a common licence. Anything else is reported as unknown, never guessed.
+whose README declares `license:`, when a Hub input's README is in the local Hugging Face cache
+(ingest fetched it; nothing is downloaded here) and declares one, or when a local input (or the
+file's folder) has a LICENSE file whose first lines name a common licence. Anything else is
+reported as unknown, never guessed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import yaml
 
+HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 LICENSE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "COPYING")
 # First-lines markers of common licence texts -> Hub licence ids.
 LICENSE_MARKERS = (
@@ -39,8 +42,8 @@ def input_sources(
     resolved_config: Mapping[str, Any], named: Mapping[str, str] | None = None
 ) -> list[InputSource]:
     """Every input of the run with its licence (named ones first, then detected)."""
-    named = dict(named or {})
-    named.update((resolved_config.get("publish") or {}).get("input_licenses") or {})
+    configured = (resolved_config.get("publish") or {}).get("input_licenses") or {}
+    named = {**configured, **(named or {})}  # the caller's names win over the run's config
     out = []
     for item in resolved_config.get("inputs") or []:
         path = str(item.get("path") if isinstance(item, Mapping) else item)
@@ -48,9 +51,36 @@ def input_sources(
         if key is not None:
             out.append(InputSource(path, named[key], "publish.input_licenses"))
             continue
-        found = _detect(Path(path)) if Path(path).exists() else None
+        if Path(path).exists():
+            found = _detect(Path(path))
+        else:
+            found = _hub_licence(path) if HUB_ID.fullmatch(path) else None
         out.append(InputSource(path, *(found or (None, "unknown"))))
     return out
+
+
+def _hub_licence(repo_id: str) -> tuple[str, str] | None:
+    """The `license:` of a Hub dataset's README when it is in the local cache (no request)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(repo_id, "README.md", repo_type="dataset")
+    if not isinstance(cached, str):
+        return None
+    licence = _readme_licence(Path(cached).read_text(encoding="utf-8", errors="replace"))
+    return (licence, "the Hub dataset's README (cached)") if licence else None
+
+
+def _readme_licence(text: str) -> str | None:
+    if not text.startswith("---\n"):
+        return None
+    try:
+        header = yaml.safe_load(text[4:].split("\n---", 1)[0])
+    except yaml.YAMLError:
+        return None
+    licence = header.get("license") if isinstance(header, dict) else None
+    if isinstance(licence, list) and licence:
+        licence = ", ".join(str(item) for item in licence)
+    return licence if isinstance(licence, str) else None
 
 
 def _named_key(path: str, named: Mapping[str, str]) -> str | None:
@@ -67,14 +97,9 @@ def _detect(path: Path) -> tuple[str, str] | None:
     folder = path if path.is_dir() else path.parent
     readme = folder / "README.md"
     if readme.is_file():
-        text = readme.read_text(encoding="utf-8", errors="replace")
-        if text.startswith("---\n"):
-            try:
-                header = yaml.safe_load(text[4:].split("\n---", 1)[0])
-            except yaml.YAMLError:
-                header = None
-            if isinstance(header, dict) and isinstance(header.get("license"), str):
-                return header["license"], "README.md"
+        licence = _readme_licence(readme.read_text(encoding="utf-8", errors="replace"))
+        if licence:
+            return licence, "README.md"
     for name in LICENSE_FILES:
         licence_file = folder / name
         if licence_file.is_file():
