@@ -7,6 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_OUT ?= out/demo
+TRL := trl==1.16.0
 
 .PHONY: setup test check lint types demo bench clean
 
@@ -17,6 +18,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/python -m builder.llm.native_build $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[local,dev]'
+	$(BIN)/pip install --quiet --no-deps $(TRL)  # trl.data_utils needs no torch; trl's deps would pull it
 	$(BIN)/python -m builder.llm.model_files
 	touch $(STAMP)
 
@@ -42,6 +44,7 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_llm.py
 	PYTHONPATH=. $(BIN)/python benchmarks/agreement.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_run.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_scrub.py
 
 clean:
 	rm -rf out .bench .pytest_cache .mypy_cache .ruff_cache

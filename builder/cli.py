@@ -52,7 +52,7 @@ def _publish(args: argparse.Namespace) -> int:
 
     return publish(
         Path(args.out), to=args.to, repo=args.repo, private=args.private, dry_run=args.dry_run
-    )
+    )  # args.private: True (--private), False (--public), None (neither)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,7 +90,21 @@ def build_parser() -> argparse.ArgumentParser:
     target = publish.add_mutually_exclusive_group(required=True)
     target.add_argument("--to", help="write the dataset folder here")
     target.add_argument("--repo", help="upload to this Hub dataset repo (ORG/NAME)")
-    publish.add_argument("--private", action="store_true", help="create the repo private")
+    visibility = publish.add_mutually_exclusive_group()
+    visibility.add_argument(
+        "--private",
+        dest="private",
+        action="store_const",
+        const=True,
+        help="make the repo private (also changes an existing public repo)",
+    )
+    visibility.add_argument(
+        "--public",
+        dest="private",
+        action="store_const",
+        const=False,
+        help="make the repo public (also changes an existing private repo)",
+    )
     publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
     publish.set_defaults(func=_publish)
     return parser

@@ -313,6 +313,7 @@ async def process_step(
         max_per_step=settings.max_per_step,
         fallback=settings.fallback,  # type: ignore[arg-type]
         agent_model=agent.provider.model,
+        has_reference_action=bool(actions),
     )
     result.supervision = list(selection.rows)
     if not result.supervision:

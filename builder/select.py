@@ -10,7 +10,9 @@ Decisions (all deterministic, so reruns give the same rows):
   rows an exhaustive run does, provided every candidate before the m-th passer was judged.
 - When nothing passes, the step is dropped with a reason, or (`fallback="unchanged"`) one
   `{"type": "unchanged"}` row is emitted: `is_fallback=True`, `candidate_index=-1`,
-  `source="fallback"`, rendered = raw, similarity and length reward null.
+  `source="fallback"`, rendered = raw, similarity and length reward null. The fallback needs
+  a reference action (the agent acting on the raw observation): without one nothing supports
+  even `unchanged`, and the step is dropped as `no_reference_action`.
 - Preference pairs: chosen = passing, rejected = failing judged candidates of the step, both in
   judge order, paired along diagonals (so the first pairs use distinct candidates) and capped.
   Format-error judgements are not used as rejected by default: they say more about the agent
@@ -37,6 +39,7 @@ Fallback = Literal["drop", "unchanged"]
 _Row = TypeVar("_Row", CandidateRecord, JudgementRecord)
 NO_VALID_CANDIDATE = "no_valid_candidate"
 NO_CANDIDATE_PASSED = "no_candidate_passed"
+NO_REFERENCE_ACTION = "no_reference_action"
 FALLBACK_INDEX = -1
 FALLBACK_SOURCE = "fallback"
 DEFAULT_MAX_PER_STEP = 4
@@ -83,8 +86,13 @@ def select(
     max_per_step: int = DEFAULT_MAX_PER_STEP,
     fallback: Fallback = "drop",
     agent_model: str | None = None,
+    has_reference_action: bool = True,
 ) -> Selection:
-    """The supervision rows of `step` (rows of other steps in the inputs are ignored)."""
+    """The supervision rows of `step` (rows of other steps in the inputs are ignored).
+
+    `has_reference_action` is False when no reference action of the step could be parsed;
+    then no fallback row is emitted.
+    """
     if fallback not in ("drop", "unchanged"):
         raise ValueError(f"fallback must be 'drop' or 'unchanged', got {fallback!r}")
     order = judge_order(_of_step(step, candidates))
@@ -96,6 +104,8 @@ def select(
     ]
     chosen = passing[:max_per_step]
     if not chosen:
+        if not has_reference_action:
+            return Selection([], NO_REFERENCE_ACTION)
         if fallback == "unchanged":
             return Selection([_fallback_row(step, system, prompt, prompt_version, agent_model)])
         return Selection([], NO_VALID_CANDIDATE if not order else NO_CANDIDATE_PASSED)

@@ -254,3 +254,22 @@ def _types_in(annotation: object) -> list[object]:
     for arg in get_args(annotation):
         found += _types_in(arg)
     return found
+
+
+def test_publish_licence_and_visibility_settings(minimal: Path) -> None:
+    cfg = load_config(minimal)
+    assert (cfg.publish.license, cfg.publish.private) == ("unknown", None)
+    with pytest.raises(ConfigError, match="not a Hub licence id"):
+        load_config(minimal, ["publish.license=MIT License"])
+    with pytest.raises(ConfigError, match="license_name and license_link"):
+        load_config(minimal, ["publish.license=other"])
+    other = load_config(
+        minimal,
+        [
+            "publish.license=other",
+            "publish.license_name=nap-data",
+            "publish.license_link=LICENSE.md",
+        ],
+    )
+    assert other.publish.license_link == "LICENSE.md"
+    assert load_config(minimal, ["publish.private=false"]).publish.private is False

@@ -176,3 +176,9 @@ def test_format_errors_are_retried_then_recorded() -> None:
     [reference] = result.references
     assert reference.format_error and reference.attempts == 3 and reference.action is None
     assert result.dropped == "no_reference_action" and result.judgements == []
+    # no agent action supports even `unchanged`: the fallback does not apply
+    fallback = dataclasses.replace(settings, fallback="unchanged")
+    result = asyncio.run(
+        process_step(first_job(), client, client, fallback, get_similarity("exact"))
+    )
+    assert result.supervision == [] and result.dropped == "no_reference_action"

@@ -294,6 +294,17 @@ def test_no_preference_pairs_without_both_outcomes() -> None:
     )
 
 
+def test_no_fallback_row_without_a_reference_action() -> None:
+    for judgements in ([], [judged(0, 0, False, 0.1)]):
+        selection = select(
+            STEP, [cand(0, 30)], judgements, fallback="unchanged", has_reference_action=False,
+            **PROMPTS,
+        )  # fmt: skip
+        assert selection == Selection([], "no_reference_action")
+    kept = select(STEP, [cand(0, 30)], [], fallback="unchanged", **PROMPTS)
+    assert [r.is_fallback for r in kept.rows] == [True]  # references exist: the fallback stays
+
+
 def test_an_unknown_fallback_is_refused() -> None:
     with pytest.raises(ValueError, match="fallback"):
         select(STEP, [], [], fallback="keep", **PROMPTS)  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from builder.config.stages import _Model
 
@@ -94,13 +94,32 @@ class PublishConfig(_Model):
     repo: str | None = Field(
         default=None, pattern=r"^[\w.-]+/[\w.-]+$", description="Hub dataset repo `org/name`."
     )
-    private: bool = Field(default=True, description="Create the Hub repo as private.")
+    private: bool | None = Field(
+        default=None,
+        description="Visibility wish for the Hub repo: true private, false public, null (default) "
+        "a new repo is private and an existing one keeps its visibility. A wish that differs "
+        "from an existing repo only warns; `publish --private/--public` changes it.",
+    )
     splits: dict[str, float] = Field(
         default_factory=lambda: {"train": 0.9, "validation": 0.05, "test": 0.05},
         description="Split name -> fraction of trajectories (made by trajectory, deterministic).",
     )
     license: str = Field(
-        default="other", description="Licence id for the dataset card (mind the inputs' licences)."
+        default="unknown",
+        description="Hub licence id for the dataset card (mind the inputs' licences); `other` "
+        "needs license_name and license_link.",
+    )
+    license_name: str | None = Field(
+        default=None, description="Slug of a licence not on the Hub's list (with license: other)."
+    )
+    license_link: str | None = Field(
+        default=None, description="URL or repo file of that licence text (with license: other)."
+    )
+    input_licenses: dict[str, str] = Field(
+        default_factory=dict,
+        description="Licence of each input, keyed by its path or Hub id as written in `inputs`, "
+        "shown on the card (licences of Hub datasets and folders with a LICENSE file or a "
+        "dataset README are found without it).",
     )
 
     @field_validator("splits")
@@ -116,6 +135,19 @@ class PublishConfig(_Model):
         if not math.isclose(sum(splits.values()), 1.0, abs_tol=1e-6):
             raise ValueError(f"split fractions must sum to 1, got {sum(splits.values()):g}")
         return splits
+
+    @model_validator(mode="after")
+    def _licence(self) -> PublishConfig:
+        from builder.publish.licences import HUB_LICENSES
+
+        if self.license not in HUB_LICENSES:
+            raise ValueError(
+                f"license {self.license!r} is not a Hub licence id (e.g. mit, apache-2.0, "
+                "cc-by-4.0, unknown, other)"
+            )
+        if self.license == "other" and not (self.license_name and self.license_link):
+            raise ValueError("license `other` needs license_name and license_link")
+        return self
 
 
 class ScrubConfig(_Model):

@@ -1,17 +1,27 @@
 """Publishing a run as a Hugging Face dataset: layout, card, upload.
 
 `build_dataset_folder` (layout.py) writes the folder with its card (card.py); `upload`
-(upload.py) pushes it to the Hub, resumably; `publish` (command.py) is the CLI command.
+(upload.py) makes the Hub repo equal to it in one commit; `publish` (command.py) is the CLI
+command. Exports load lazily, so the config can import `licences` without pyarrow datasets.
 """
 
-from builder.publish.layout import DEFAULT_SPLITS, LayoutSummary, build_dataset_folder, split_of
-from builder.publish.upload import UploadReport, upload
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_SPLITS",
-    "LayoutSummary",
-    "UploadReport",
-    "build_dataset_folder",
-    "split_of",
-    "upload",
-]
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "DEFAULT_SPLITS": "builder.publish.splits",
+    "split_of": "builder.publish.splits",
+    "LayoutSummary": "builder.publish.layout",
+    "build_dataset_folder": "builder.publish.layout",
+    "UploadReport": "builder.publish.upload",
+    "upload": "builder.publish.upload",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'builder.publish' has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name]), name)

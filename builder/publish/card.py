@@ -1,6 +1,7 @@
 """The dataset card (README.md): a YAML header the Hub and `datasets` read, and a body for people.
 
-Pure: everything it shows comes in through `CardInputs`.
+Pure: everything it shows comes in through `CardInputs`. The body's sections are in
+card_body.py; the column meanings in columns.py; the licence checks in licences.py.
 """
 
 from __future__ import annotations
@@ -11,14 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from builder.publish.licences import licence_fields
+
 if TYPE_CHECKING:
     from builder.publish.layout import ConfigLayout
+    from builder.publish.sources import InputSource
 
-CONFIG_DESCRIPTIONS = {
-    "sft": "Selected compressor targets (system, prompt, target; chat `messages`), for SFT.",
-    "preferences": "Chosen (passing) vs rejected (failing) compressions of the same step.",
-    "candidates": "Every teacher candidate with its parse, rendering and gate outcome.",
-}
 SIZE_CATEGORIES = [
     (1_000, "n<1K"),
     (10_000, "1K<n<10K"),
@@ -28,7 +27,6 @@ SIZE_CATEGORIES = [
     (100_000_000, "10M<n<100M"),
     (1_000_000_000, "100M<n<1B"),
 ]
-MAX_STAT_ROWS = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +35,20 @@ class CardInputs:
     report: Mapping[str, Any] = field(default_factory=dict)
     resolved_config: Mapping[str, Any] = field(default_factory=dict)
     plots: list[str] = field(default_factory=list)
-    license: str = "mit"
+    license: str = "unknown"
+    license_name: str | None = None  # with license `other`
+    license_link: str | None = None
     repo_id: str | None = None
-    redactions: Mapping[str, int] = field(default_factory=dict)
+    target: str | None = None  # what the snippets load: the repo id or the folder's path
+    redactions: Mapping[str, int] = field(default_factory=dict)  # in the published files
     trajectories_per_split: Mapping[str, int] = field(default_factory=dict)
+    splits: Mapping[str, float] = field(default_factory=dict)  # configured fractions
+    seed: int = 0
     empty_configs: list[str] = field(default_factory=list)
     config_hash: str | None = None  # OUT/config.hash, written by the run
     data_values: Mapping[str, list[str]] = field(default_factory=dict)  # e.g. prompt_version
+    inputs: list[InputSource] = field(default_factory=list)
+    report_published: bool = False  # report.json sits next to the card
     builder_version: str | None = None
 
 
@@ -103,12 +108,12 @@ def card_header(inputs: CardInputs) -> dict[str, Any]:
             }
         )
     return {
-        "license": inputs.license,
+        **licence_fields(inputs.license, inputs.license_name, inputs.license_link),
         "language": ["en"],
         "task_categories": ["text-generation"],
         "tags": ["code", "agents", "observation-compression", "swe", "synthetic", "nap-builder"],
         "size_categories": [size_category(largest)],
-        "pretty_name": _title(inputs),
+        "pretty_name": title(inputs),
         "configs": configs,
         "dataset_info": infos,
     }
@@ -116,139 +121,13 @@ def card_header(inputs: CardInputs) -> dict[str, Any]:
 
 def build_card(inputs: CardInputs) -> str:
     """README.md text: `---` YAML header `---` then the markdown body."""
+    from builder.publish.card_body import body
+
     header = yaml.safe_dump(card_header(inputs), sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{header}---\n\n{_body(inputs)}"
+    return f"---\n{header}---\n\n{body(inputs)}"
 
 
-def _title(inputs: CardInputs) -> str:
+def title(inputs: CardInputs) -> str:
     return (
         inputs.repo_id.split("/")[-1] if inputs.repo_id else "nap-builder observation compression"
-    )
-
-
-def _body(inputs: CardInputs) -> str:
-    sections = [
-        f"# {_title(inputs)}\n\n"
-        "Training data for **next-action-preserving observation compressors** for LLM coding "
-        "agents, built with `nap-builder`: a tool output is compressed only where the agent "
-        "still takes the same next action with the compressed text.",
-        _configs_section(inputs),
-        _provenance_section(inputs),
-        _statistics_section(inputs),
-        _plots_section(inputs),
-        _usage_section(inputs),
-        _licence_section(inputs),
-    ]
-    return "\n\n".join(s for s in sections if s) + "\n"
-
-
-def _configs_section(inputs: CardInputs) -> str:
-    lines = ["## Configs and splits", "", "| config | " + " | ".join(_all_splits(inputs)) + " | |"]
-    lines.append("|---" * (len(_all_splits(inputs)) + 2) + "|")
-    for name, layout in inputs.configs.items():
-        counts = [str(layout.rows.get(s, 0)) for s in _all_splits(inputs)]
-        lines.append(
-            f"| `{name}` | " + " | ".join(counts) + f" | {CONFIG_DESCRIPTIONS.get(name, '')} |"
-        )
-    if inputs.trajectories_per_split:
-        per = ", ".join(f"{s}: {n}" for s, n in inputs.trajectories_per_split.items())
-        lines += ["", f"Splits are made by trajectory (no trajectory in two splits): {per}."]
-    if inputs.empty_configs:
-        empty = ", ".join(f"`{c}`" for c in inputs.empty_configs)
-        lines += ["", f"Not included because the run produced no rows for them: {empty}."]
-    return "\n".join(lines)
-
-
-def _all_splits(inputs: CardInputs) -> list[str]:
-    seen: dict[str, None] = {}
-    for layout in inputs.configs.values():
-        seen.update(dict.fromkeys(layout.rows))
-    return list(seen)
-
-
-def _provenance_section(inputs: CardInputs) -> str:
-    cfg, report, seen = inputs.resolved_config, inputs.report, inputs.data_values
-    items = {
-        "Teacher model": _joined(seen.get("teacher_model")) or _dig(cfg, "teacher.model"),
-        "Agent model": _joined(seen.get("agent_model")) or _dig(cfg, "agent.model"),
-        "Prompt version": _joined(seen.get("prompt_version")) or report.get("prompt_version"),
-        "Config hash": inputs.config_hash or report.get("config_hash"),
-        "Builder version": inputs.builder_version or builder_version(),
-    }
-    lines = ["## Provenance", ""]
-    lines += [f"- **{k}**: `{v}`" for k, v in items.items() if v not in (None, "")]
-    return "\n".join(lines)
-
-
-def _joined(values: list[str] | None) -> str | None:
-    return ", ".join(values) if values else None
-
-
-def _dig(data: Mapping[str, Any], dotted: str) -> Any:
-    node: Any = data
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def _statistics_section(inputs: CardInputs) -> str:
-    rows = list(_flatten(inputs.report))
-    rows += [(f"published_redactions.{k}", v) for k, v in sorted(inputs.redactions.items())]
-    if not rows:
-        return ""
-    lines = ["## Statistics", "", "| metric | value |", "|---|---|"]
-    lines += [f"| {k} | {_fmt(v)} |" for k, v in rows[:MAX_STAT_ROWS]]
-    if len(rows) > MAX_STAT_ROWS:
-        lines.append(f"| … | {len(rows) - MAX_STAT_ROWS} more in the run's report.json |")
-    if inputs.redactions:
-        lines += ["", "Secrets were redacted before publishing as `[REDACTED:<kind>]`."]
-    return "\n".join(lines)
-
-
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out += _flatten(value, name + ".")
-        elif isinstance(value, str | int | float | bool) or value is None:
-            out.append((name, value))
-    return out
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def _plots_section(inputs: CardInputs) -> str:
-    if not inputs.plots:
-        return ""
-    lines = ["## Plots", ""]
-    for plot in inputs.plots:
-        title = plot.rsplit("/", 1)[-1].removesuffix(".png").replace("_", " ")
-        lines += [f"### {title}", "", f"![{title}]({plot})", ""]
-    return "\n".join(lines).rstrip()
-
-
-def _usage_section(inputs: CardInputs) -> str:
-    repo = inputs.repo_id or "ORG/NAME"
-    first = next(iter(inputs.configs), "sft")
-    return (
-        "## Usage\n\n```python\nfrom datasets import load_dataset\n\n"
-        f'ds = load_dataset("{repo}", "{first}")\n'
-        + "".join(f'# or: load_dataset("{repo}", "{c}")\n' for c in list(inputs.configs)[1:])
-        + "```"
-    )
-
-
-def _licence_section(inputs: CardInputs) -> str:
-    return (
-        "## Licence\n\n"
-        f"The dataset files are released under `{inputs.license}`. The observations and tasks "
-        "come from third-party agent trajectories and repositories that carry their own "
-        "licences; check the sources before redistributing or training on this data."
     )

@@ -1,19 +1,19 @@
-"""`nap-builder publish OUT (--to DIR | --repo ORG/NAME) [--private] [--dry-run]`.
+"""`nap-builder publish OUT (--to DIR | --repo ORG/NAME) [--private | --public] [--dry-run]`.
 
-Settings (splits, licence, seed, scrubbing) come from the run's `OUT/config.resolved.yaml` when
-it exists, so a published dataset matches the run that produced it.
+Settings (splits, licence, seed, scrubbing, visibility wish) come from the run's
+`OUT/config.resolved.yaml` when it exists, so a published dataset matches the run that
+produced it. `--private` / `--public` override `publish.private` and are the only way an
+existing repo's visibility is changed.
 """
 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from builder.errors import PublishError
+from builder.publish.folder import read_yaml
 from builder.publish.layout import DEFAULT_SPLITS, LayoutSummary, build_dataset_folder
 from builder.publish.upload import UploadReport, upload
 from builder.scrub import Scrubber
@@ -26,27 +26,30 @@ class PublishSettings:
     splits: dict[str, float]
     license: str
     seed: int
-    private: bool
+    private: bool | None  # None: new repos private, existing ones unchanged
     scrub: bool
     emails: bool
+    license_name: str | None = None
+    license_link: str | None = None
+    input_licenses: dict[str, str] = field(default_factory=dict)
 
 
 def read_settings(out_dir: Path) -> PublishSettings:
     """The publish-related keys of the run's resolved config, with defaults when absent."""
-    path = out_dir / "config.resolved.yaml"
-    raw: dict[str, Any] = {}
-    if path.is_file():
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        raw = loaded if isinstance(loaded, dict) else {}
+    raw = read_yaml(out_dir / "config.resolved.yaml")
     publish = raw.get("publish") or {}
     scrub = raw.get("scrub") or {}
+    private = publish.get("private")
     return PublishSettings(
         splits=dict(publish.get("splits") or DEFAULT_SPLITS),
-        license=str(publish.get("license") or "mit"),
+        license=str(publish.get("license") or "unknown"),
         seed=int(raw.get("seed") or 0),
-        private=bool(publish.get("private", True)),
+        private=None if private is None else bool(private),
         scrub=bool(scrub.get("enabled", True)),
         emails=bool(scrub.get("emails", False)),
+        license_name=publish.get("license_name"),
+        license_link=publish.get("license_link"),
+        input_licenses={str(k): str(v) for k, v in (publish.get("input_licenses") or {}).items()},
     )
 
 
@@ -55,10 +58,13 @@ def publish(
     *,
     to: str | None = None,
     repo: str | None = None,
-    private: bool = False,
+    private: bool | None = None,
     dry_run: bool = False,
 ) -> int:
-    """Lay out the dataset (into `to`, or `OUT/hf_dataset` for `repo`) and upload it."""
+    """Lay out the dataset (into `to`, or `OUT/hf_dataset` for `repo`) and upload it.
+
+    `private` is the command line's `--private` (True) / `--public` (False) / neither (None).
+    """
     if (to is None) == (repo is None):
         raise PublishError("publish needs exactly one of --to DIR or --repo ORG/NAME")
     if not out_dir.is_dir():
@@ -66,24 +72,30 @@ def publish(
     settings = read_settings(out_dir)
     if to is not None and dry_run:
         with tempfile.TemporaryDirectory() as tmp:
-            summary = _build(out_dir, Path(tmp) / "dataset", settings, None)
+            summary = _build(out_dir, Path(tmp) / "dataset", settings, None, to)
             print("\n".join(_layout_lines(summary, f"would write to {to}")))
         return 0
     dest = Path(to) if to is not None else out_dir / HUB_FOLDER
-    summary = _build(out_dir, dest, settings, repo)
+    summary = _build(out_dir, dest, settings, repo, repo or str(dest.resolve()))
     print("\n".join(_layout_lines(summary, f"wrote {dest}")))
     if repo is not None:
-        report = upload(dest, repo, private=private or settings.private, dry_run=dry_run)
+        wish = private if private is not None else settings.private
+        report = upload(
+            dest, repo, private=wish, change_visibility=private is not None, dry_run=dry_run
+        )
         print("\n".join(_upload_lines(report)))
     return 0
 
 
-def _build(out_dir: Path, dest: Path, s: PublishSettings, repo: str | None) -> LayoutSummary:
+def _build(
+    out_dir: Path, dest: Path, s: PublishSettings, repo: str | None, target: str
+) -> LayoutSummary:
     scrubber = Scrubber(emails=s.emails) if s.scrub else Scrubber(rules=())
     dest.mkdir(parents=True, exist_ok=True)
     return build_dataset_folder(
-        out_dir, dest, splits=s.splits, license=s.license, scrubber=scrubber,
-        repo_id=repo, seed=s.seed,
+        out_dir, dest, splits=s.splits, license=s.license, license_name=s.license_name,
+        license_link=s.license_link, scrubber=scrubber, repo_id=repo, target=target,
+        input_licenses=s.input_licenses, seed=s.seed,
     )  # fmt: skip
 
 
@@ -101,4 +113,7 @@ def _layout_lines(summary: LayoutSummary, head: str) -> list[str]:
 
 
 def _upload_lines(report: UploadReport) -> list[str]:
-    return report.lines()
+    lines = report.lines()
+    if report.visibility is not None and report.visibility.warning:
+        lines.append(f"warning: {report.visibility.warning}")
+    return lines

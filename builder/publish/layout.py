@@ -2,31 +2,41 @@
 
 `OUT/supervision`, `OUT/preferences` and `OUT/candidates` (folders of Parquet shards) become the
 configs `sft`, `preferences` and `candidates` under `data/<config>/<split>-NNNNN-of-MMMMM.parquet`.
-Rows are streamed batch by batch, text is scrubbed of secrets, and each row goes to the split
-chosen by a hash of its `trajectory_id`, so one trajectory never lands in two splits and every
-config agrees. The code knows no table schema beyond `trajectory_id`.
+Rows are streamed batch by batch, text is scrubbed of secrets, each batch is put in the shape
+trainers expect (shapes.py), and each row goes to the split chosen by a hash of its
+`trajectory_id` (splits.py), so one trajectory never lands in two splits and every config agrees.
+The run's report.json is published too (scrubbed), next to the card it backs.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-import re
 import shutil
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-import yaml
 
 from builder.errors import PublishError
 from builder.publish.card import CardInputs, build_card
+from builder.publish.folder import (
+    copy_plots,
+    parquet_files,
+    read_json,
+    read_text,
+    read_yaml,
+    swap_in,
+)
+from builder.publish.folder import iter_folder_files as iter_folder_files
+from builder.publish.licences import licence_fields
+from builder.publish.shapes import reshape, reshaped_schema
+from builder.publish.sources import input_sources
+from builder.publish.splits import DEFAULT_SPLITS, check_splits, count_per_split, split_of
+from builder.publish.writer import ShardWriter, scrub_batch
 from builder.scrub import Scrubber
 
 CONFIG_TABLES: dict[str, str] = {
@@ -34,11 +44,12 @@ CONFIG_TABLES: dict[str, str] = {
     "preferences": "preferences",
     "candidates": "candidates",
 }
-DEFAULT_SPLITS: dict[str, float] = {"train": 0.9, "validation": 0.05, "test": 0.05}
 ID_COLUMN = "trajectory_id"
 # Columns whose distinct values the card reports when a table has them.
 PROVENANCE_COLUMNS = ("prompt_version", "teacher_model", "agent_model")
-SHARD_NAME = "{split}-{index:05d}-of-{total:05d}.parquet"
+REPORT_NAME = "report.json"
+
+__all__ = ["DEFAULT_SPLITS", "ConfigLayout", "LayoutSummary", "build_dataset_folder", "split_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,51 +81,32 @@ class LayoutSummary:
         return sorted(f for c in self.configs.values() for fs in c.files.values() for f in fs)
 
 
-def check_splits(splits: Mapping[str, float]) -> dict[str, float]:
-    """Split names must be words and fractions non-negative, summing to 1."""
-    if not splits:
-        raise PublishError("publish.splits is empty: give e.g. {train: 0.9, test: 0.1}")
-    for name, fraction in splits.items():
-        if not re.fullmatch(r"[A-Za-z0-9_]+", name) or fraction < 0:
-            raise PublishError(f"publish.splits: bad split {name!r}: {fraction!r}")
-    if not math.isclose(sum(splits.values()), 1.0, abs_tol=1e-6):
-        raise PublishError(f"publish.splits fractions sum to {sum(splits.values()):g}, not 1")
-    return dict(splits)
-
-
-def split_of(trajectory_id: str, splits: Mapping[str, float], seed: int = 0) -> str:
-    """The split of a trajectory: a sha256 of (seed, id) placed on the cumulative fractions."""
-    digest = hashlib.sha256(f"{seed}:{trajectory_id}".encode()).digest()
-    point = int.from_bytes(digest[:8], "big") / 2**64
-    cumulative = 0.0
-    names = list(splits)
-    for name in names:
-        cumulative += splits[name]
-        if point < cumulative:
-            return name
-    return next(n for n in reversed(names) if splits[n] > 0)
-
-
 def build_dataset_folder(
     out_dir: Path,
     dest: Path,
     *,
     splits: Mapping[str, float] = DEFAULT_SPLITS,
-    license: str = "mit",
+    license: str = "unknown",
+    license_name: str | None = None,
+    license_link: str | None = None,
     scrubber: Scrubber | None = None,
     repo_id: str | None = None,
+    target: str | None = None,
+    input_licenses: Mapping[str, str] | None = None,
     seed: int = 0,
     max_rows_per_shard: int = 50_000,
     batch_size: int = 1_000,
 ) -> LayoutSummary:
-    """Write `dest` (data/, plots/, README.md) from the run output `out_dir`.
+    """Write `dest` (data/, plots/, report.json, README.md) from the run output `out_dir`.
 
+    `target` is what the card's snippets load (default: `repo_id`, else the folder's path).
     The folder is built in `dest/.staging` and swapped in at the end, so an interrupted
     publish never leaves a half-written dataset behind the old one.
     """
     splits = check_splits(splits)
+    licence_fields(license, license_name, license_link)  # a licence the Hub rejects fails early
     scrubber = scrubber if scrubber is not None else Scrubber()
-    sources = {c: out_dir / t for c, t in CONFIG_TABLES.items() if _parquet_files(out_dir / t)}
+    sources = {c: out_dir / t for c, t in CONFIG_TABLES.items() if parquet_files(out_dir / t)}
     if not sources:
         tables = ", ".join(CONFIG_TABLES.values())
         raise PublishError(f"{out_dir}: no Parquet shards under any of {tables}; run the pipeline")
@@ -136,49 +128,57 @@ def build_dataset_folder(
             raise PublishError(f"{out_dir}: every table is empty, nothing to publish")
         counts = {k: v - before.get(k, 0) for k, v in scrubber.counts.items()}
         summary.redactions = {k: v for k, v in counts.items() if v}
-        summary.plots = _copy_plots(out_dir / "plots", staging / "plots")
-        card = build_card(_card_inputs(out_dir, summary, splits, license, repo_id))
-        (staging / "README.md").write_text(card, encoding="utf-8")
+        summary.plots = copy_plots(out_dir / "plots", staging / "plots")
+        report = scrubber.scrub_value(read_json(out_dir / REPORT_NAME))
+        if report:
+            text = json.dumps(report, indent=2, sort_keys=False) + "\n"
+            (staging / REPORT_NAME).write_text(text, encoding="utf-8")
+        inputs = _card_inputs(out_dir, summary, splits, license, repo_id, seed)
+        inputs = replace(
+            inputs,
+            license_name=license_name,
+            license_link=license_link,
+            target=target or repo_id or str(dest.resolve()),
+            inputs=input_sources(inputs.resolved_config, input_licenses),
+        )
+        (staging / "README.md").write_text(build_card(inputs), encoding="utf-8")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    _swap_in(staging, dest)
+    swap_in(staging, dest)
     return summary
 
 
 def _card_inputs(
-    out_dir: Path, summary: LayoutSummary, splits: dict[str, float], license: str, repo: str | None
+    out_dir: Path,
+    summary: LayoutSummary,
+    splits: dict[str, float],
+    license: str,
+    repo: str | None,
+    seed: int,
 ) -> CardInputs:
     """What the card shows: the layout plus the run's report, config and config hash."""
     values: dict[str, set[str]] = {}
     for layout in summary.configs.values():
         for column, seen in layout.values.items():
             values.setdefault(column, set()).update(seen)
+    report = read_json(out_dir / REPORT_NAME)
     return CardInputs(
         configs=summary.configs,
-        report=_read_json(out_dir / "report.json"),
-        resolved_config=_read_yaml(out_dir / "config.resolved.yaml"),
+        report=report,
+        resolved_config=read_yaml(out_dir / "config.resolved.yaml"),
         plots=summary.plots,
         license=license,
         repo_id=repo,
         redactions=summary.redactions,
         empty_configs=summary.empty_configs,
-        config_hash=_read_text(out_dir / "config.hash"),
+        config_hash=read_text(out_dir / "config.hash"),
         data_values={c: sorted(v) for c, v in values.items()},
-        trajectories_per_split=_count_values(summary.split_of_trajectory, splits),
+        trajectories_per_split=count_per_split(summary.split_of_trajectory, splits),
+        splits=splits,
+        seed=seed,
+        report_published=bool(report),
     )
-
-
-def _parquet_files(folder: Path) -> list[Path]:
-    """Complete shards only: temp and marker files start with `.` or `_`."""
-    if not folder.is_dir():
-        return []
-    files = [
-        p
-        for p in folder.rglob("*.parquet")
-        if not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
-    ]
-    return sorted(files, key=lambda p: p.relative_to(folder).as_posix())
 
 
 def _write_config(
@@ -193,7 +193,7 @@ def _write_config(
     max_rows: int,
     batch_size: int,
 ) -> ConfigLayout:
-    files = _parquet_files(source)
+    files = parquet_files(source)
     try:
         schema = pa.unify_schemas([pq.read_schema(f) for f in files])
     except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
@@ -201,19 +201,20 @@ def _write_config(
     if ID_COLUMN not in schema.names:
         raise PublishError(f"{source}: no `{ID_COLUMN}` column, cannot split by trajectory")
     schema = schema.remove_metadata()
+    published = reshaped_schema(config, schema)
     folder = staging / "data" / config
-    writers = {s: _ShardWriter(folder, s, schema, max_rows) for s in splits}
+    writers = {s: ShardWriter(folder, s, published, max_rows) for s in splits}
     dataset = ds.dataset([str(f) for f in files], schema=schema, format="parquet")
     values: dict[str, set[str]] = {c: set() for c in PROVENANCE_COLUMNS if c in schema.names}
     for batch in dataset.to_batches(batch_size=batch_size):
-        batch = _scrub_batch(batch, scrubber)
+        batch = scrub_batch(batch, scrubber)
         for column, seen in values.items():
             seen.update(v for v in pc.unique(batch.column(column)).to_pylist() if v)
         ids = batch.column(ID_COLUMN).to_pylist()
         names = [assigned.setdefault(i, split_of(i, splits, seed)) for i in ids]
+        shaped = reshape(config, batch)
         for split in splits:
-            mask = pa.array([n == split for n in names], type=pa.bool_())
-            part = batch.filter(mask)
+            part = shaped.filter(pa.array([n == split for n in names], type=pa.bool_()))
             if part.num_rows:
                 writers[split].write(part)
     files_out: dict[str, list[str]] = {}
@@ -226,125 +227,4 @@ def _write_config(
             rows[split] = writer.total_rows
             num_bytes[split] = writer.total_bytes
     distinct = {c: sorted(v) for c, v in values.items() if v}
-    return ConfigLayout(config, schema, rows, files_out, num_bytes, distinct)
-
-
-class _ShardWriter:
-    """Writes one config-split as numbered shards; names get their total at `finish`."""
-
-    def __init__(self, folder: Path, split: str, schema: pa.Schema, max_rows: int) -> None:
-        self.folder, self.split, self.schema, self.max_rows = folder, split, schema, max_rows
-        self.parts: list[Path] = []
-        self.total_rows = 0
-        self.total_bytes = 0
-        self._writer: pq.ParquetWriter | None = None
-        self._rows_in_part = 0
-
-    def write(self, batch: pa.RecordBatch) -> None:
-        if self._writer is None or self._rows_in_part >= self.max_rows:
-            self._open_next()
-        assert self._writer is not None
-        self._writer.write_batch(batch)
-        self._rows_in_part += batch.num_rows
-        self.total_rows += batch.num_rows
-        self.total_bytes += batch.nbytes
-
-    def _open_next(self) -> None:
-        self._close()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f".{self.split}-{len(self.parts):05d}.parquet.tmp"
-        self.parts.append(path)
-        self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
-        self._rows_in_part = 0
-
-    def _close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-
-    def finish(self) -> list[Path]:
-        self._close()
-        final = []
-        for index, part in enumerate(self.parts):
-            name = SHARD_NAME.format(split=self.split, index=index, total=len(self.parts))
-            final.append(part.rename(self.folder / name))
-        return final
-
-
-def _scrub_batch(batch: pa.RecordBatch, scrubber: Scrubber) -> pa.RecordBatch:
-    """Scrub every string (also inside lists and structs); other columns pass through."""
-    columns = []
-    for column, schema_field in zip(batch.columns, batch.schema, strict=True):
-        if _has_text(schema_field.type):
-            values = [scrubber.scrub_value(v) for v in column.to_pylist()]
-            column = pa.array(values, type=schema_field.type)
-        columns.append(column)
-    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
-
-
-def _has_text(dtype: pa.DataType) -> bool:
-    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
-        return True
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return _has_text(dtype.value_type)
-    if pa.types.is_struct(dtype):
-        return any(_has_text(dtype.field(i).type) for i in range(dtype.num_fields))
-    return False
-
-
-def _copy_plots(source: Path, dest: Path) -> list[str]:
-    plots = sorted(source.glob("*.png")) if source.is_dir() else []
-    if plots:
-        dest.mkdir(parents=True, exist_ok=True)
-    for plot in plots:
-        shutil.copyfile(plot, dest / plot.name)
-    return [f"plots/{p.name}" for p in plots]
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as err:
-        raise PublishError(f"{path}: not valid JSON ({err}); rerun the report stage") from err
-    return data if isinstance(data, dict) else {}
-
-
-def _read_text(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8").strip() or None if path.is_file() else None
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return data if isinstance(data, dict) else {}
-
-
-def _count_values(assigned: Mapping[str, str], splits: Mapping[str, float]) -> dict[str, int]:
-    counts = dict.fromkeys(splits, 0)
-    for split in assigned.values():
-        counts[split] += 1
-    return counts
-
-
-def _swap_in(staging: Path, dest: Path) -> None:
-    """Replace what an earlier publish wrote in `dest` by the staged folder."""
-    for name in ("data", "plots", "README.md"):
-        old = dest / name
-        if old.is_dir():
-            shutil.rmtree(old)
-        elif old.exists():
-            old.unlink()
-    for item in sorted(staging.iterdir()):
-        item.rename(dest / item.name)
-    staging.rmdir()
-
-
-def iter_folder_files(folder: Path) -> Iterator[Path]:
-    """Files a dataset folder publishes (hidden staging files excluded), sorted."""
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
-            yield path
+    return ConfigLayout(config, published, rows, files_out, num_bytes, distinct)

@@ -1,12 +1,17 @@
-"""Push a dataset folder to the Hugging Face Hub, resumably.
+"""Push a dataset folder to the Hugging Face Hub so the repo ends up equal to the folder.
 
-Files are committed in groups (one commit per config-split, then plots, then README.md), and
-before committing, the remote tree is listed: a file already there with the same size and hash
-is skipped. An upload cut short (Ctrl-C, network, server error) therefore resumes where it
-stopped when run again, and a finished upload re-run sends nothing.
+One publish is one commit: it adds every file that is new or changed, deletes every file the
+folder no longer has under the paths a publish owns (data/, plots/, README.md, report.json;
+other repo files such as .gitattributes are left alone), and carries the README in the same
+commit. The Hub copy is therefore never a mix of two publishes (e.g. shards of two different
+shard counts, which `load_dataset` rejects). Large files are pre-uploaded in groups first
+(huggingface_hub's `preupload_lfs_files`): content that reached the Hub is not sent again when
+an interrupted publish is run again, and the commit itself is atomic.
 
-The token comes from the argument or `HF_TOKEN` and is only handed to `HfApi`; it is never
-logged or written anywhere.
+Before committing, the remote tree is listed: a file already there with the same size and
+hash (sha256 for LFS files, git blob id otherwise) is skipped, so a finished publish re-run
+sends nothing. The token comes from the argument or huggingface_hub's own lookup (HF_TOKEN,
+then the token stored by `hf auth login`); it is never logged or written anywhere.
 """
 
 from __future__ import annotations
@@ -15,17 +20,19 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from builder.errors import PublishError
-from builder.publish.layout import iter_folder_files
+from builder.publish.folder import is_managed, iter_folder_files
+from builder.publish.visibility import REPO_TYPE, Visibility, ensure_repo
 
 log = logging.getLogger(__name__)
 
-REPO_TYPE = "dataset"
-MAX_FILES_PER_COMMIT = 100
+MAX_FILES_PER_PREUPLOAD = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +51,10 @@ class UploadReport:
     planned: list[LocalFile]
     uploaded: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
     commits: int = 0
     url: str | None = None
+    visibility: Visibility | None = None
 
     @property
     def planned_bytes(self) -> int:
@@ -60,17 +69,21 @@ class UploadReport:
             for f in self.planned
             if self.dry_run or f.path_in_repo in done
         ]
+        rows += [f"{'deleted':>12}  {p}" for p in self.deleted]
         tail = f"{len(self.planned)} files, {self.planned_bytes:,d} bytes -> {self.repo_id}"
         if not self.dry_run:
             tail += (
                 f" ({len(self.uploaded)} uploaded, {len(self.skipped)} already there,"
-                f" {self.commits} commits)"
+                f" {len(self.deleted)} stale deleted, {self.commits} commit"
+                f"{'' if self.commits == 1 else 's'})"
             )
+        if self.visibility is not None:
+            tail += f", {'private' if self.visibility.private else 'public'}"
         return [*rows, f"{head}: {tail}"]
 
 
 def plan_upload(folder: Path) -> list[LocalFile]:
-    """The files of a dataset folder in upload order: data, then plots, README.md last."""
+    """The files of a dataset folder in commit order: data, then the rest, README.md last."""
     if not (folder / "README.md").is_file():
         raise PublishError(f"{folder}: no README.md; build the dataset folder first")
     files = [
@@ -86,73 +99,85 @@ def _order(path: str) -> int:
     return 2 if path == "README.md" else 1
 
 
-def commit_groups(files: Iterable[LocalFile]) -> Iterator[tuple[str, list[LocalFile]]]:
-    """Consecutive groups sharing a folder and split prefix, at most MAX_FILES_PER_COMMIT each."""
-    group: list[LocalFile] = []
-    key = ""
-    for f in files:
-        folder, _, name = f.path_in_repo.rpartition("/")
-        this = f"{folder}/{name.split('-')[0]}" if folder.startswith("data/") else folder or name
-        if group and (this != key or len(group) >= MAX_FILES_PER_COMMIT):
-            yield key, group
-            group = []
-        key = this
-        group.append(f)
-    if group:
-        yield key, group
+def resolve_token(token: str | None) -> str | None:
+    """The given token, else huggingface_hub's lookup (HF_TOKEN, then the stored login)."""
+    if token:
+        return token
+    from huggingface_hub import get_token
+
+    return get_token()
 
 
 def upload(
     folder: Path,
     repo_id: str,
     *,
-    private: bool = True,
+    private: bool | None = None,
+    change_visibility: bool = False,
     token: str | None = None,
     endpoint: str | None = None,
     dry_run: bool = False,
     retries: int = 2,
 ) -> UploadReport:
-    """Create the dataset repo if needed and commit every file not already there."""
+    """Create the repo if needed, then make it equal to `folder` in one commit."""
     report = UploadReport(repo_id=repo_id, dry_run=dry_run, planned=plan_upload(folder))
     if dry_run:
         return report
-    token = token or os.environ.get("HF_TOKEN")
-    if not token:
-        raise PublishError("no Hugging Face token: set HF_TOKEN (a write token) in the environment")
-    from huggingface_hub import CommitOperationAdd, HfApi
-
-    api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token)
-    try:
-        report.url = str(
-            api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+    if resolve_token(token) is None:
+        raise PublishError(
+            "no Hugging Face token: set HF_TOKEN (a write token) or log in with `hf auth login`"
         )
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+
+    # token=None lets huggingface_hub find it itself; the value never passes through here
+    api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token or None)
+    try:
+        report.visibility = ensure_repo(api, repo_id, private, change_visibility)
+        report.url = f"{api.endpoint}/datasets/{repo_id}"
         remote = _remote_files(api, repo_id)
     except Exception as err:  # HTTP status or network failure: say which, keep the cause
         raise PublishError(f"{repo_id}: cannot create or list the repo: {_status(err)}") from err
+    local = {f.path_in_repo for f in report.planned}
     todo = [f for f in report.planned if not _same(f, remote.get(f.path_in_repo))]
     report.skipped = [f.path_in_repo for f in report.planned if f not in todo]
-    for name, group in commit_groups(todo):
-        ops = [CommitOperationAdd(f.path_in_repo, str(f.local_path)) for f in group]
-        _commit(api, repo_id, ops, f"Upload {name} ({len(group)} files)", retries)
-        report.uploaded += [f.path_in_repo for f in group]
-        report.commits += 1
-        log.info("committed %s (%d files) to %s", name, len(group), repo_id)
+    report.deleted = sorted(p for p in remote if is_managed(p) and p not in local)
+    if not todo and not report.deleted:
+        return report
+    additions = [CommitOperationAdd(f.path_in_repo, str(f.local_path)) for f in todo]
+    for start in range(0, len(additions), MAX_FILES_PER_PREUPLOAD):
+        group = additions[start : start + MAX_FILES_PER_PREUPLOAD]
+        _retried(
+            partial(api.preupload_lfs_files, repo_id, additions=group, repo_type=REPO_TYPE),
+            repo_id, f"pre-upload of {len(group)} files", retries,
+        )  # fmt: skip
+    deletions = [CommitOperationDelete(path) for path in report.deleted]
+    message = f"Publish {len(todo)} files" + (
+        f", delete {len(deletions)} stale files" if deletions else ""
+    )
+    ops: list[Any] = [*additions, *deletions]
+    _retried(
+        lambda: api.create_commit(repo_id, ops, commit_message=message, repo_type=REPO_TYPE),
+        repo_id, f"commit {message!r}", retries,
+    )  # fmt: skip
+    report.uploaded = [f.path_in_repo for f in todo]
+    report.commits = 1
+    log.info("%s to %s", message, repo_id)
     return report
 
 
-def _commit(api: object, repo_id: str, ops: list, message: str, retries: int) -> None:
-    """One commit, retried on transient failures; a final failure says how to resume."""
+def _retried(call: Callable[[], object], repo_id: str, what: str, retries: int) -> None:
+    """One request, retried on transient failures; a final failure says how to resume."""
     for attempt in range(retries + 1):
         try:
-            api.create_commit(repo_id, ops, commit_message=message, repo_type=REPO_TYPE)  # type: ignore[attr-defined]
+            call()
             return
         except Exception as err:
             if attempt == retries or not _transient(err):
                 raise PublishError(
-                    f"{repo_id}: commit {message!r} failed ({_status(err)}); "
+                    f"{repo_id}: {what} failed ({_status(err)}); the Hub copy is unchanged, "
                     "run the same publish command again to resume"
                 ) from err
-            log.warning("commit %r failed (%s), retrying", message, _status(err))
+            log.warning("%s failed (%s), retrying", what, _status(err))
             time.sleep(min(2.0**attempt, 10.0))
 
 

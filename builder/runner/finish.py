@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,17 @@ from builder.runner.result import RunResult
 from builder.runner.shards import read_json
 
 
-def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
-    """report.json, report.md and plots from the tables and the markers of every shard."""
+def finish_report(out_dir: Path, result: RunResult, started: float | None = None) -> dict[str, Any]:
+    """report.json, report.md and plots from the tables and the markers of every shard.
+
+    The figures and plots are computed first, then the run's timing (`result.seconds` since
+    `started`, a `time.perf_counter()` value, and `stage_seconds["report"]`) is set, and only
+    then is the report written, so report.json and report.md carry the full run time.
+    """
     from builder.runner.plots import write_plots
-    from builder.runner.report import build_report, write_report
+    from builder.runner.report import build_report, json_safe, write_report
+
+    report_started = time.perf_counter()
 
     markers = [read_json(p) for p in sorted((out_dir / "_state" / "shards").glob("*.json"))]
     markers = [m for m in markers if isinstance(m, dict)]
@@ -37,11 +45,15 @@ def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
             "agent requests saved by early exit": max(0, exhaustive - judged),
         },
         "redactions": dict(sorted(redactions.items())),
-        "run": dataclasses.asdict(result) | {"out_dir": str(out_dir)},
     }
     report = build_report(out_dir, usage=usage, extra=extra)
-    write_report(out_dir, report)
     write_plots(out_dir, intent_of=intent_of)
+    result.stage_seconds["report"] = time.perf_counter() - report_started
+    if started is not None:
+        result.seconds = time.perf_counter() - started
+    run = {k: v for k, v in dataclasses.asdict(result).items() if k != "report"}
+    report["run"] = json_safe(run | {"out_dir": str(out_dir)})
+    write_report(out_dir, report)
     return report
 
 

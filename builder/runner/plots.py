@@ -67,10 +67,12 @@ def pass_rates_by_intent(
 
 
 def tokens_saved_per_trajectory(out_dir: Path) -> dict[str, int]:
-    """Trajectory -> raw minus rendered tokens of the shortest selection of each of its steps."""
+    """Trajectory -> tokens saved on its steps (best row per step, builder.runner.savings)."""
+    from builder.runner.savings import best_rows_expr
+
     rows = (
         scan_table(out_dir, "supervision")
-        .filter(~pl.col("is_fallback") & (pl.col("rank") == 0))
+        .filter(best_rows_expr())
         .group_by("trajectory_id")
         .agg((pl.col("raw_tokens") - pl.col("rendered_tokens")).sum().alias("saved"))
         .sort(["saved", "trajectory_id"], descending=[True, False])

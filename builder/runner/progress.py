@@ -30,7 +30,11 @@ def progress_enabled(configured: bool, stream: TextIO | None = None) -> bool:
 
 
 def format_postfix(values: dict[str, Any]) -> str:
-    """`steps=12 passing=30 tokens_saved=12.3k cost=$0.0123 cache_hit_rate=45% errors=2`."""
+    """`steps=12 passing=30 tokens_saved=12.3k cost=$0.0123 cache_hit_rate=45% errors=2`.
+
+    `tokens_saved` is builder.runner.savings.tokens_saved (best row per step), the figure the
+    report and the dataset card show too.
+    """
     return " ".join(f"{key}={_format_value(key, value)}" for key, value in values.items())
 
 

@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 
 from builder.runner.report_markdown import render_markdown
+from builder.runner.savings import best_rows_expr
 from schemas.candidates import CANDIDATE_SCHEMA
 from schemas.judgements import JUDGEMENT_SCHEMA
 from schemas.preferences import PREFERENCE_SCHEMA
@@ -74,7 +75,7 @@ def build_report(
             report[key].update(value)
         else:
             report[key] = value
-    return _clean(report)
+    return json_safe(report)
 
 
 def write_report(out_dir: Path, report: Mapping[str, Any]) -> tuple[Path, Path]:
@@ -169,9 +170,10 @@ def _dropped_steps(t: dict[str, pl.LazyFrame]) -> dict[str, int]:
 
 
 def _compression(t: dict[str, pl.LazyFrame]) -> dict[str, Any]:
-    """Raw vs selected tokens: totals over the shortest selection of each step, and ratios."""
+    """Raw vs selected tokens: totals over the best row of each step (builder.runner.savings),
+    and the ratio distribution over every selected row."""
     chosen = t["supervision"].filter(~pl.col("is_fallback"))
-    best = chosen.filter(pl.col("rank") == 0)
+    best = t["supervision"].filter(best_rows_expr())
     sums = best.select(
         pl.col("raw_tokens").sum().alias("raw"),
         pl.col("rendered_tokens").sum().alias("selected"),
@@ -314,12 +316,12 @@ def _usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
     return result
 
 
-def _clean(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """JSON-safe: NaN and infinities become null, tuples lists, other objects strings."""
     if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if value is None or isinstance(value, str | int | float):

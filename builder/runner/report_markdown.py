@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -24,7 +25,7 @@ def summary_line(report: Mapping[str, Any]) -> str:
     totals = report.get("totals", {})
     compression = report.get("compression", {})
     ratio = compression.get("token_ratio")
-    saved = f", tokens -{1 - ratio:.0%} on selected steps" if ratio is not None else ""
+    saved = f", tokens {percent_change(ratio)} on selected steps" if ratio is not None else ""
     cost = report.get("usage", {}).get("cost_usd")
     spent = f", cost ${cost:.4f}" if isinstance(cost, int | float) else ""
     return (
@@ -34,6 +35,21 @@ def summary_line(report: Mapping[str, Any]) -> str:
         f"{totals.get('selected_steps', 0)} steps selected "
         f"({report.get('dropped_steps', {}).get('total', 0)} dropped){saved}{spent}."
     )
+
+
+def percent_change(ratio: float) -> str:
+    """`new/old` as a signed change with one decimal (0.004 -> "-99.6%", 1.0 -> "+0.0%").
+
+    Rounding never reaches -100% (or 0%) unless the change is exactly that: a -99.96% change
+    shows as "-99.9%", not as if every token had been removed.
+    """
+    change = (ratio - 1.0) * 100.0
+    shown = round(change, 1)
+    if abs(shown) >= 100.0 and abs(change) < 100.0:
+        shown = math.copysign(99.9, change)
+    if shown == 0.0 and change != 0.0:
+        return f"{'-' if change < 0 else '+'}<0.1%"
+    return f"{shown:+.1f}%"
 
 
 def _md_block(value: Any) -> list[str]:

@@ -139,8 +139,5 @@ def run_pipeline(
         write_json_atomic(
             out_dir / "_state" / "usage" / f"{time.time_ns()}.json", clients.usage.as_dict()
         )
-    report_started = time.perf_counter()
-    result.report = finish_report(out_dir, result)
-    result.stage_seconds["report"] = time.perf_counter() - report_started
-    result.seconds = time.perf_counter() - started
+    result.report = finish_report(out_dir, result, started)  # sets seconds before writing
     return result

@@ -14,6 +14,7 @@ from builder.errors import BudgetExceededError, LLMError, PermanentLLMError
 from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
+from builder.runner.savings import tokens_saved
 from builder.runner.shard_work import ScrubSettings, run_shard
 from builder.runner.shards import plan_shards, read_marker
 
@@ -76,9 +77,7 @@ async def run_shards(
     def on_step(step_result: StepResult) -> None:
         counters["steps"] += 1
         counters["passing"] += sum(1 for j in step_result.judgements if j.passed)
-        counters["saved_tokens"] += sum(
-            (s.raw_tokens or 0) - (s.rendered_tokens or 0) for s in step_result.supervision
-        )
+        counters["saved_tokens"] += tokens_saved(step_result.supervision)  # as in the report
         total = clients.usage.total()
         lookups = total.cache_hits + total.cache_misses
         progress.advance(

@@ -31,14 +31,31 @@ def seeded_secret() -> str:
 
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[HubServer]:
-    """The stand-in, with huggingface_hub's global endpoint pointed at it too (no internet)."""
+    """The stand-in (accepting only TOKEN), with huggingface_hub and `datasets` pointed at it.
+
+    HF_TOKEN holds the token; the stored-login file points into tmp_path (empty), so no token
+    of the machine can be picked up.
+    """
+    import datasets.config
     import huggingface_hub.constants as constants
+    from huggingface_hub import HfFileSystem
     from huggingface_hub.utils import _detect_agent
 
-    with HubServer() as server:
+    with HubServer(token=TOKEN) as server:
         monkeypatch.setattr(constants, "ENDPOINT", server.endpoint)
+        template = server.endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", template)
+        monkeypatch.setattr(datasets.config, "HF_ENDPOINT", server.endpoint)
+        datasets_url = server.endpoint + "/datasets/{repo_id}/resolve/{revision}/{path}"
+        monkeypatch.setattr(datasets.config, "HUB_DATASETS_URL", datasets_url)
+        HfFileSystem.clear_instance_cache()  # an instance keeps the endpoint it was made with
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-home" / "hub"))
+        monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-home" / "ds")
+        monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "hf-home" / "token"))
+        monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "hf-home" / "st"))
         monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(tmp_path / "harnesses.json"))
         monkeypatch.setattr(_detect_agent, "_registry", EMPTY_REGISTRY)
         monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
         monkeypatch.setenv("HF_TOKEN", TOKEN)
         yield server
+        HfFileSystem.clear_instance_cache()

@@ -1,12 +1,15 @@
 """A local stand-in for the Hugging Face Hub HTTP API, on 127.0.0.1 only.
 
-It implements what `huggingface_hub.HfApi` calls to create a repo, list its tree and commit
-files: `POST /api/repos/create`, `POST /api/validate-yaml`, `POST .../preupload/<rev>` (always
-answering uploadMode "regular", so contents arrive base64-encoded inside the commit), `POST
-.../commit/<rev>` (NDJSON), `GET .../tree/<rev>[/<path>]`, `GET .../revision/<rev>`,
-`GET /api/whoami-v2` and `GET /api/agent-harnesses`. Files are kept in memory.
-`fail_commits` makes chosen commit calls (1-based, counted over the server's life) answer 500
-once, to simulate an interrupted upload.
+It implements what `huggingface_hub.HfApi` calls to create a repo, read and change its
+settings, list its tree and commit files (`POST /api/repos/create`, `GET /api/datasets/<repo>`,
+`PUT .../settings`, `POST .../preupload/<rev>` answering uploadMode "regular" so contents
+arrive base64-encoded inside the commit, `POST .../commit/<rev>` with added and deleted files,
+`GET .../tree/<rev>[/<path>]`), and what `datasets.load_dataset` reads through it
+(`GET .../revision/<rev>`, `POST .../paths-info/<rev>`, `GET|HEAD /datasets/<repo>/resolve/
+<rev>/<path>` with byte ranges). Files are kept in memory (hub_state.py); Parquet and PNG files
+are listed as LFS entries. Every request but the user-agent registry must carry the token the
+server was started with, else it answers 401. `fail_commits` makes chosen commit calls
+(1-based, counted over the server's life) answer 500 once, to simulate an interrupted upload.
 """
 
 from __future__ import annotations
@@ -17,48 +20,21 @@ import json
 import re
 import socket
 import threading
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-REPO_PATH = re.compile(
-    r"^/api/(?P<type>models|datasets|spaces)/(?P<repo>[^/]+/[^/]+)/"
-    r"(?P<op>preupload|commit|tree|revision)/(?P<rest>.*)$"
+from tests.publish.hub_reads import RESOLVE_PATH, ReadRoutes
+from tests.publish.hub_state import Commit, HubState, file_entry
+
+REPO = r"(?P<type>models|datasets|spaces)/(?P<repo>[^/]+/[^/]+)"
+API_PATH = re.compile(
+    rf"^/api/{REPO}(?:/(?P<op>preupload|commit|tree|revision|paths-info|settings)(?:/(?P<rest>.*))?)?$"
 )
+OPEN_PATHS = ("/api/agent-harnesses",)
 
 
-def git_blob_sha1(data: bytes) -> str:
-    """The git object id of a blob, as the Hub reports it for non-LFS files."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-@dataclass
-class Commit:
-    repo: str
-    oid: str
-    summary: str
-    paths: list[str]
-
-
-@dataclass
-class HubState:
-    """Everything the stand-in knows; tests read it to check what arrived."""
-
-    repos: dict[str, dict[str, bytes]] = field(default_factory=dict)  # "type/org/name" -> files
-    private: dict[str, bool] = field(default_factory=dict)
-    commits: list[Commit] = field(default_factory=list)
-    authorizations: list[str | None] = field(default_factory=list)
-    requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
-    fail_commits: set[int] = field(default_factory=set)
-    commit_calls: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def files(self, repo_id: str, repo_type: str = "dataset") -> dict[str, bytes]:
-        return self.repos.get(f"{repo_type}/{repo_id}", {})
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ReadRoutes, BaseHTTPRequestHandler):
     server: _HubHTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -79,93 +55,114 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
+        self._send_bytes(status, data, {"Content-Type": "application/json", **(headers or {})})
+
+    def _send_bytes(
+        self, status: int, data: bytes, headers: dict[str, str], *, body: bool = True
+    ) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
+        for key, value in headers.items():
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(data)
+        if body:
+            self.wfile.write(data)
 
     def _error(self, status: int, message: str, code: str | None = None) -> None:
         self._send(status, {"error": message}, {"X-Error-Code": code} if code else None)
 
-    def _record(self) -> HubState:
+    def _admit(self) -> HubState | None:
+        """Record the request; answer 401 (and return None) unless it carries the token."""
         state = self.server.state
-        with state.lock:
-            state.authorizations.append(self.headers.get("Authorization"))
-            state.requests.append((self.command, urlparse(self.path).path))
-        return state
-
-    # -- routes -----------------------------------------------------------------------------
-    def do_GET(self) -> None:
-        state = self._record()
         path = urlparse(self.path).path
-        if path == "/api/whoami-v2":
-            self._send(200, {"type": "user", "name": "tester", "orgs": [], "auth": {}})
-            return
-        if path == "/api/agent-harnesses":  # huggingface_hub's user-agent registry
-            self._send(200, {"standardEnvVars": [], "harnesses": {}})
-            return
-        match = REPO_PATH.match(path)
-        if not match:
-            self._error(404, f"no route {path}")
-            return
+        auth = self.headers.get("Authorization")
+        with state.lock:
+            state.authorizations.append(auth)
+            state.requests.append((self.command, path))
+        if state.token is None or path in OPEN_PATHS or auth == f"Bearer {state.token}":
+            return state
+        with state.lock:
+            state.rejected.append((self.command, path))
+        self._body()
+        self._error(401, "Invalid credentials in Authorization header")
+        return None
+
+    def _repo(self, state: HubState, match: re.Match[str]) -> str | None:
         key = f"{match['type'][:-1]}/{unquote(match['repo'])}"
         if key not in state.repos:
             self._error(404, "Repository not found", "RepoNotFound")
-            return
-        if match["op"] == "tree":
-            self._tree(state, key, unquote(match["rest"]))
-        elif match["op"] == "revision":
-            sha = next((c.oid for c in reversed(state.commits) if c.repo == key), "0" * 40)
-            siblings = [{"rfilename": p} for p in sorted(state.repos[key])]
-            self._send(200, {"id": key.split("/", 1)[1], "sha": sha, "siblings": siblings})
-        else:
-            self._error(405, "method not allowed")
+            return None
+        return key
 
-    def _tree(self, state: HubState, key: str, rest: str) -> None:
-        prefix = rest.split("/", 1)[1] if "/" in rest else ""
-        recursive = "recursive=true" in (urlparse(self.path).query or "").lower()
-        files = state.repos[key]
-        entries: dict[str, dict[str, Any]] = {}
-        for path, data in sorted(files.items()):
-            if prefix and not path.startswith(prefix.rstrip("/") + "/"):
-                continue
-            relative = path[len(prefix.rstrip("/")) + 1 :] if prefix else path
-            parts = relative.split("/")
-            base = prefix.rstrip("/") + "/" if prefix else ""
-            for depth in range(1, len(parts)):
-                folder = base + "/".join(parts[:depth])
-                if recursive or depth == 1:
-                    entries.setdefault(
-                        folder, {"type": "directory", "oid": "0" * 40, "path": folder}
-                    )
-            if recursive or len(parts) == 1:
-                entries[path] = {
-                    "type": "file",
-                    "oid": git_blob_sha1(data),
-                    "size": len(data),
-                    "path": path,
-                }
-        self._send(200, list(entries.values()))
+    # -- reads ------------------------------------------------------------------------------
+    def do_HEAD(self) -> None:
+        self._resolve(head=True)
+
+    def do_GET(self) -> None:
+        state = self._admit()
+        if state is None:
+            return
+        path = urlparse(self.path).path
+        if path == "/api/whoami-v2":
+            self._send(200, {"type": "user", "name": "tester", "orgs": [], "auth": {}})
+        elif path == "/api/agent-harnesses":  # huggingface_hub's user-agent registry
+            self._send(200, {"standardEnvVars": [], "harnesses": {}})
+        elif match := API_PATH.match(path):
+            key = self._repo(state, match)
+            if key is None:
+                return
+            if match["op"] == "tree":
+                self._tree(state, key, unquote(match["rest"] or ""))
+            elif match["op"] in (None, "revision"):
+                self._info(state, key)
+            else:
+                self._error(405, "method not allowed")
+        elif RESOLVE_PATH.match(path):
+            self._resolve(head=False, state=state)
+        else:
+            self._error(404, f"no route {path}")
+
+    # -- writes -----------------------------------------------------------------------------
+    def do_PUT(self) -> None:
+        state = self._admit()
+        if state is None:
+            return
+        match = API_PATH.match(urlparse(self.path).path)
+        body = self._body()
+        if not match or match["op"] != "settings":
+            self._error(404, "no route")
+            return
+        key = self._repo(state, match)
+        if key is None:
+            return
+        payload = json.loads(body or b"{}")
+        with state.lock:
+            if "private" in payload:
+                state.private[key] = bool(payload["private"])
+            elif "visibility" in payload:
+                state.private[key] = payload["visibility"] == "private"
+        self._send(200, {})
 
     def do_POST(self) -> None:
-        state = self._record()
+        state = self._admit()
+        if state is None:
+            return
         path = urlparse(self.path).path
         body = self._body()
         if path == "/api/repos/create":
             self._create(state, json.loads(body))
         elif path == "/api/validate-yaml":
             self._send(200, {"errors": [], "warnings": []})
-        elif match := REPO_PATH.match(path):
-            key = f"{match['type'][:-1]}/{unquote(match['repo'])}"
-            if key not in state.repos:
-                self._error(404, "Repository not found", "RepoNotFound")
-            elif match["op"] == "preupload":
+        elif match := API_PATH.match(path):
+            key = self._repo(state, match)
+            if key is None:
+                return
+            if match["op"] == "preupload":
                 self._preupload(state, key, json.loads(body))
             elif match["op"] == "commit":
                 self._commit(state, key, body)
+            elif match["op"] == "paths-info":
+                self._paths_info(state, key, body)
             else:
                 self._error(405, "method not allowed")
         else:
@@ -174,29 +171,33 @@ class _Handler(BaseHTTPRequestHandler):
     def _create(self, state: HubState, payload: dict[str, Any]) -> None:
         repo_id = f"{payload['organization'] or 'tester'}/{payload['name']}"
         key = f"{payload.get('type') or 'model'}/{repo_id}"
+        url = f"http://{self.headers['Host']}/datasets/{repo_id}"
         with state.lock:
             if key in state.repos:  # the real Hub also answers the url with its 409
-                url = f"http://{self.headers['Host']}/datasets/{repo_id}"
                 self._send(409, {"error": "You already created this repo", "url": url})
                 return
             state.repos[key] = {}
-            state.private[key] = payload.get("private", payload.get("visibility") == "private")
-        self._send(
-            200, {"url": f"http://{self.headers['Host']}/datasets/{repo_id}", "name": repo_id}
-        )
+            state.private[key] = bool(
+                payload.get("private", payload.get("visibility") == "private")
+            )
+        self._send(200, {"url": url, "name": repo_id})
 
     def _preupload(self, state: HubState, key: str, payload: dict[str, Any]) -> None:
         files = state.repos[key]
+        with state.lock:
+            state.preupload_calls += 1
         answer = [
             {
                 "path": f["path"],
                 "uploadMode": "regular",
                 "shouldIgnore": False,
-                "oid": git_blob_sha1(files[f["path"]]) if f["path"] in files else None,
+                "oid": file_entry(f["path"], files[f["path"]])["oid"]
+                if f["path"] in files
+                else None,
             }
             for f in payload["files"]
         ]
-        self._send(200, {"files": answer, "commitOid": "0" * 40})
+        self._send(200, {"files": answer, "commitOid": state.head(key)})
 
     def _commit(self, state: HubState, key: str, body: bytes) -> None:
         with state.lock:
@@ -208,20 +209,36 @@ class _Handler(BaseHTTPRequestHandler):
         lines = [json.loads(line) for line in body.splitlines() if line.strip()]
         header = next(x["value"] for x in lines if x["key"] == "header")
         added: dict[str, bytes] = {}
+        deleted: list[str] = []
         for item in lines:
+            value = item["value"]
             if item["key"] == "file":
-                value = item["value"]
                 if value.get("encoding") != "base64":
                     self._error(400, "only base64 inline files are supported")
                     return
                 added[value["path"]] = base64.b64decode(value["content"])
+            elif item["key"] in ("deletedFile", "deletedFolder"):
+                deleted.append(value["path"])
             elif item["key"] != "header":
                 self._error(400, f"unsupported commit operation {item['key']}")
                 return
         with state.lock:
-            state.repos[key].update(added)
-            oid = hashlib.sha1(f"{len(state.commits)}:{sorted(added)}".encode()).hexdigest()
-            state.commits.append(Commit(key, oid, header["summary"], sorted(added)))
+            files = state.repos[key]
+            for path in deleted:
+                folder = path.rstrip("/") + "/"
+                gone = [p for p in files if p == path or p.startswith(folder)]
+                if not gone:
+                    self._error(404, f"cannot delete {path}: no such file", "EntryNotFound")
+                    return
+                for p in gone:
+                    del files[p]
+            files.update(added)
+            oid = hashlib.sha1(
+                f"{len(state.commits)}:{sorted(added)}:{deleted}".encode()
+            ).hexdigest()
+            state.commits.append(
+                Commit(key, oid, header["summary"], sorted(added), sorted(deleted))
+            )
         repo = key.split("/", 1)[1]
         host = self.headers["Host"]
         self._send(
@@ -253,8 +270,8 @@ def refusing_endpoint() -> str:
 class HubServer:
     """Context manager running the stand-in on a free port; `.endpoint` is its base URL."""
 
-    def __init__(self) -> None:
-        self.state = HubState()
+    def __init__(self, token: str | None = None) -> None:
+        self.state = HubState(token=token)
         self._server = _HubHTTPServer(self.state)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

@@ -80,7 +80,14 @@ def make_run_output(root: Path, trajectories: int = 40) -> Path:
                     }
                 )
         pref_rows.append(
-            {"trajectory_id": tid, "step_index": 0, "chosen": "short", "rejected": "long " + SECRET}
+            {
+                "trajectory_id": tid,
+                "step_index": 0,
+                "system": "Compress the observation.",
+                "prompt": f"Task {t}\nobservation",
+                "chosen": "short",
+                "rejected": "long " + SECRET,
+            }
         )
     sup = pa.Table.from_pylist(
         sup_rows,
@@ -115,4 +122,77 @@ def make_run_output(root: Path, trajectories: int = 40) -> Path:
     (out / "config.hash").write_text("abc123def456\n")
     resolved = {"teacher": {"model": "gpt-teacher-x"}, "agent": {"model": "agent-model-y"}}
     (out / "config.resolved.yaml").write_text(yaml.safe_dump(resolved))
+    return out
+
+
+def make_real_run_output(root: Path, trajectories: int = 6) -> Path:
+    """OUT/ whose tables have the real schemas and the rows the pipeline writes (select.py)."""
+    from builder.select import preference_pairs, select
+    from builder.teacher.prompt import build_prompt
+    from schemas.candidates import CANDIDATE_SCHEMA, CandidateRecord
+    from schemas.common import to_table
+    from schemas.judgements import JudgementRecord
+    from schemas.preferences import PREFERENCE_SCHEMA
+    from schemas.steps import Action, StepRecord
+    from schemas.supervision import SUPERVISION_SCHEMA
+
+    out = root / "out"
+    sup, pref, cands = [], [], []
+    for t in range(trajectories):
+        raw = "".join(f"tests/test_{t}.py::test_{i} PASSED\n" for i in range(30))
+        step = StepRecord(
+            f"traj-{t:03d}", 1, 2, 3, "mini-swe-agent", "mini-swe-agent",
+            action=Action("bash", '{"command": "pytest"}', "pytest", "pytest"),
+            observation=raw, eligible=True,
+        )  # fmt: skip
+        system, user = build_prompt(f"Fix issue {t}", None, "pytest", raw)
+        outputs = ['{"type": "plain", "content": "30 tests passed"}', '{"type": "unchanged"}']
+        step_cands = [
+            CandidateRecord(
+                trajectory_id=step.trajectory_id,
+                step_index=1,
+                candidate_index=k,
+                source="teacher",
+                prompt_version="coact-v1",
+                teacher_model="teacher-m",
+                reply=o,
+                kind="plain" if k == 0 else "unchanged",
+                output=o,
+                valid=True,
+                invalid_reason=None,
+                duplicate_of=None,
+                rendered="30 passed" if k == 0 else raw,
+                raw_chars=len(raw),
+                rendered_chars=9 if k == 0 else len(raw),
+                raw_tokens=300,
+                rendered_tokens=3 if k == 0 else 300,
+            )
+            for k, o in enumerate(outputs)
+        ]
+        verdicts = [
+            JudgementRecord(
+                trajectory_id=step.trajectory_id,
+                step_index=1,
+                candidate_index=k,
+                judge_order=k,
+                agent_model="agent-m",
+                reply="ls",
+                action=Action("bash", "{}", "ls", "ls"),
+                similarities=[s],
+                aggregate=s,
+                passed=s > 0.5,
+            )
+            for k, s in enumerate((0.9, 0.2) if t % 2 else (0.2, 0.9))
+        ]
+        prompts = {"system": system, "prompt": user, "prompt_version": "coact-v1"}
+        sup += select(step, step_cands, verdicts, agent_model="agent-m", **prompts).rows
+        pref += preference_pairs(step, step_cands, verdicts, **prompts)
+        cands += step_cands
+    for name, rows, schema in (
+        ("supervision", sup, SUPERVISION_SCHEMA),
+        ("preferences", pref, PREFERENCE_SCHEMA),
+        ("candidates", cands, CANDIDATE_SCHEMA),
+    ):
+        (out / name).mkdir(parents=True)
+        pq.write_table(to_table(rows, schema), out / name / "shard-00000.parquet")
     return out

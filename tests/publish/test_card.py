@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -9,8 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from builder.errors import PublishError
 from builder.publish.card import CardInputs, build_card, builder_version, size_category
 from builder.publish.layout import ConfigLayout, build_dataset_folder
+from builder.publish.licences import HUB_LICENSES
+from tests.paths import REPO
+from tests.publish.publish_fixtures import make_real_run_output
 
 
 def _header(card: str) -> dict:
@@ -67,14 +72,14 @@ def test_body_reports_statistics_plots_models_and_versions(
         "| totals.eligible_steps | 120 |",
         "| compression.ratio_mean | 0.42 |",
         "![compression ratio](plots/compression_ratio.png)",
-        "**Teacher model**: `gpt-teacher-x`",
-        "**Agent model**: `agent-model-y`",
+        "**Teacher**: `gpt-teacher-x`",
+        "**Agent**: `agent-model-y`",
         "**Prompt version**: `compressor-v3`",
         "**Config hash**: `abc123def456`",
         f"**Builder version**: `{builder_version()}`",
         'load_dataset("acme/nap", "sft")',
         'load_dataset("acme/nap", "candidates")',
-        "| published_redactions.github_token | 120 |",
+        "| github_token | 0 | 120 |",
         "carry their own licences",
     ):
         assert expected in body, expected
@@ -106,3 +111,111 @@ def test_card_builds_without_report_or_resolved_config() -> None:
 )
 def test_size_category_follows_the_hub_buckets(rows: int, category: str) -> None:
     assert size_category(rows) == category
+
+
+def _card_data(card: str):  # returns a huggingface_hub DatasetCardData
+    from huggingface_hub import DatasetCard
+
+    return DatasetCard(card).data
+
+
+@pytest.mark.parametrize("licence", sorted(HUB_LICENSES))
+def test_every_licence_choice_passes_the_hub_card_parsing(licence: str) -> None:
+    layout = ConfigLayout(
+        "sft", pa.schema([("trajectory_id", pa.string())]), {"train": 3},
+        {"train": ["data/sft/train-00000-of-00001.parquet"]},
+    )  # fmt: skip
+    extra = {"license_name": "nap-data-licence", "license_link": "LICENSE.md"}
+    inputs = CardInputs(configs={"sft": layout}, license=licence, **extra)
+    data = _card_data(build_card(inputs))
+    assert data.license == licence
+    if licence == "other":
+        assert (data.license_name, data.license_link) == ("nap-data-licence", "LICENSE.md")
+    else:
+        assert data.to_dict().get("license_name") is None
+    data.to_yaml()  # round-trips
+
+
+def test_licences_the_hub_rejects_fail_before_anything_is_written(
+    run_output: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(PublishError, match="license_name"):
+        build_dataset_folder(run_output, tmp_path / "ds", license="other")
+    with pytest.raises(PublishError, match="not a Hub licence id"):
+        build_dataset_folder(run_output, tmp_path / "ds", license="MIT License")
+    assert not (tmp_path / "ds").exists()
+
+
+def _demo_run(tmp_path: Path) -> Path:
+    """A run output with the real table schemas and the demo pipeline's resolved config."""
+    from builder.config import dump_resolved, load_config
+
+    out = make_real_run_output(tmp_path, trajectories=6)
+    resolved = yaml.safe_load(dump_resolved(load_config(REPO / "pipelines" / "demo.yaml", [])))
+    resolved["gate"]["mode"] = "likelihood"  # a gate mode other helpers add; shown when set
+    (out / "config.resolved.yaml").write_text(yaml.safe_dump(resolved))
+    report = {
+        "totals": {f"figure_{i}": i for i in range(120)},  # more rows than any cut-off
+        "compression": {"tokens_saved": 1794, "token_ratio": 0.004},
+        "redactions": {"github_token": 3, "aws_access_key": 1},
+        "control": {"pass_rate": 0.25, "warning": "judge passes shuffled pairs", "steps": 8,
+                    "reproduced": 7},
+    }  # fmt: skip
+    (out / "report.json").write_text(json.dumps(report))
+    return out
+
+
+def test_the_demo_card_has_every_item_a_reader_needs(tmp_path: Path) -> None:
+    from builder.publish.columns import COLUMNS
+
+    out = _demo_run(tmp_path)
+    dest = tmp_path / "demo-dataset"
+    summary = build_dataset_folder(out, dest, license="mit")
+    card = (dest / "README.md").read_text()
+    data = _card_data(card)
+    assert data.license == "mit" and data.configs[0]["config_name"] == "sft"
+    body = card.split("\n---\n", 1)[1]
+
+    for config, layout in summary.configs.items():  # every column of every config
+        section = body.split(f"### `{config}`", 1)[1].split("\n\n", 2)[1]
+        for column in layout.schema.names:
+            assert f"| `{column}` |" in section and COLUMNS[config][column] in section, column
+    samples = str((REPO / "builder" / "samples").resolve())
+    assert f"| `{samples}` | `mit` | publish.input_licenses |" in body  # inputs and licences
+    for setting in (
+        "**Teacher**: `teacher-m`",
+        "**Agent**: `agent-m`",
+        "**Gate mode**: `likelihood`",
+        "**Similarity**: `semantic`",
+        "**Threshold**: `0.65`",
+        "**References mode**: `logged`",
+        "**Fallback when nothing passes**: `unchanged`",
+    ):
+        assert setting in body, setting
+    for i in range(120):  # complete statistics
+        assert f"| totals.figure_{i} | {i} |" in body
+    assert "| github_token | 3 | 0 |" in body and "| aws_access_key | 1 | 0 |" in body
+    assert "## Judge reliability" in body and "| pass_rate | 0.25 |" in body
+    assert "| reproduced | 7 |" in body and "judge passes shuffled pairs" in body
+    assert "Small datasets therefore often have no validation or test split" in body
+    per_split = summary.split_of_trajectory.values()
+    for split in ("validation", "test"):
+        if split not in per_split:
+            assert f"| {split} | 0.05 | 0 | 0.3 | not created" in body
+    target = str(dest.resolve())
+    assert f'load_dataset("{target}", "sft")' in body and "ORG/NAME" not in body
+    assert "SFTTrainer(" in body and "DPOTrainer(" in body
+    assert f'load_dataset("{target}", "preferences", split="train")' in body
+    assert "`report.json` (published next to this card)" in body
+    assert "| compression.tokens_saved | 1794 |" in body and "best selected row (rank 0" in body
+    assert json.loads((dest / "report.json").read_text())["control"]["steps"] == 8
+
+
+def test_the_usage_snippet_names_the_repo_when_publishing_to_the_hub(
+    run_output: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "ds"
+    build_dataset_folder(run_output, dest, repo_id="acme/nap")
+    body = (dest / "README.md").read_text()
+    assert 'load_dataset("acme/nap", "sft", split="train")' in body
+    assert str(dest) not in body

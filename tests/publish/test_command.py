@@ -52,7 +52,37 @@ def test_publish_to_a_repo_uploads_the_staged_folder(
 def test_settings_default_when_the_run_has_no_resolved_config(tmp_path: Path) -> None:
     settings = read_settings(tmp_path)
     assert settings.splits == {"train": 0.9, "validation": 0.05, "test": 0.05}
-    assert (settings.license, settings.private, settings.scrub) == ("mit", True, True)
+    assert (settings.license, settings.private, settings.scrub) == ("unknown", None, True)
+
+
+def test_cli_visibility_flags_create_public_and_change_only_when_given(
+    run_output: Path, hub: HubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = "dataset/acme/nap"
+    assert main(["publish", str(run_output), "--repo", "acme/nap", "--public"]) == 0
+    assert hub.state.private[key] is False
+    resolved = yaml.safe_load((run_output / "config.resolved.yaml").read_text())
+    resolved["publish"] = {"private": True}
+    (run_output / "config.resolved.yaml").write_text(yaml.safe_dump(resolved))
+    capsys.readouterr()
+    assert main(["publish", str(run_output), "--repo", "acme/nap"]) == 0
+    assert hub.state.private[key] is False  # the config's wish only warns
+    assert "warning: acme/nap is public" in capsys.readouterr().out
+    assert main(["publish", str(run_output), "--repo", "acme/nap", "--private"]) == 0
+    assert hub.state.private[key] is True
+    assert "made it private as asked" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["publish", str(run_output), "--repo", "acme/nap", "--private", "--public"])
+
+
+def test_publish_to_a_folder_names_that_folder_in_the_card(
+    run_output: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "my-dataset"
+    assert main(["publish", str(run_output), "--to", str(dest)]) == 0
+    card = (dest / "README.md").read_text()
+    assert f'load_dataset("{dest.resolve()}", "sft")' in card and "ORG/NAME" not in card
+    assert (dest / "report.json").is_file()
 
 
 def test_bad_arguments_are_reported_as_errors(

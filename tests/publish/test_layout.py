@@ -89,8 +89,8 @@ def test_split_assignment_is_deterministic_and_follows_the_ratios() -> None:
 def test_rebuilding_gives_identical_files(run_output: Path, tmp_path: Path) -> None:
     out = run_output
     first, second = tmp_path / "ds1", tmp_path / "ds2"
-    build_dataset_folder(out, first)
-    build_dataset_folder(out, second)
+    build_dataset_folder(out, first, target="acme/nap")  # the card names its target
+    build_dataset_folder(out, second, target="acme/nap")
     names = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
     assert names == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
     for name in names:
@@ -156,7 +156,7 @@ def test_datasets_loads_every_config_offline(
 
 
 def test_twenty_kinds_of_secrets_never_reach_published_files(tmp_path: Path) -> None:
-    from tests.test_scrub import SEEDED
+    from tests.scrub.corpus import SEEDED
 
     out = tmp_path / "out"
     (out / "supervision").mkdir(parents=True)

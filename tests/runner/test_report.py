@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+from builder.runner.finish import finish_report
+from builder.runner.plots import tokens_saved_per_trajectory
 from builder.runner.report import build_report, scan_table, write_report
-from builder.runner.report_markdown import render_markdown, summary_line
+from builder.runner.report_markdown import percent_change, render_markdown, summary_line
+from builder.runner.result import RunResult
+from builder.runner.savings import tokens_saved
 from schemas.candidates import CANDIDATE_SCHEMA, CandidateRecord
 from schemas.common import to_table
 from schemas.judgements import JUDGEMENT_SCHEMA, JudgementRecord
@@ -331,6 +337,64 @@ def test_summary_line_gives_the_headline_figures(out_dir: Path) -> None:
     line = summary_line(report)
     assert line == (
         "2 trajectories, 5 eligible steps, 11 candidates (8 valid, 2 passing), "
-        "1 steps selected (4 dropped), tokens -80% on selected steps, cost $0.5000."
+        "1 steps selected (4 dropped), tokens -80.0% on selected steps, cost $0.5000."
     )
     assert line in render_markdown(report)
+
+
+@pytest.mark.parametrize(
+    ("ratio", "shown"),
+    [
+        (0.004, "-99.6%"),  # not "-100%"
+        (0.0004, "-99.9%"),  # -99.96% would round to -100.0%
+        (0.0, "-100.0%"),
+        (0.2, "-80.0%"),
+        (0.6663, "-33.4%"),
+        (1.0, "+0.0%"),
+        (0.99999, "-<0.1%"),
+        (1.25, "+25.0%"),
+    ],
+)
+def test_headline_change_keeps_one_decimal_and_never_overstates(ratio: float, shown: str) -> None:
+    assert percent_change(ratio) == shown
+
+
+def test_summary_line_does_not_round_a_near_total_saving_to_100(tmp_path: Path) -> None:
+    rows = [_sup("t1", 0, 0, 0, 4)]  # 1000 -> 4 tokens: -99.6%
+    _write(tmp_path, "supervision", rows, SUPERVISION_SCHEMA)
+    assert "tokens -99.6% on selected steps" in summary_line(build_report(tmp_path))
+
+
+def test_tokens_saved_has_one_definition_for_progress_report_and_plots(tmp_path: Path) -> None:
+    rows = [
+        _sup("t1", 0, 0, 0, 200),  # best row of its step: saves 800
+        _sup("t1", 0, 4, 1, 300),  # a second target of the same step: no extra saving
+        _sup("t2", 0, 1, 0, 900),  # saves 100
+        dataclasses.replace(_sup("t2", 1, -1, 0, 1000), is_fallback=True),  # saves nothing
+    ]
+    _write(tmp_path, "supervision", rows, SUPERVISION_SCHEMA)
+    report = build_report(tmp_path)
+    per_trajectory = tokens_saved_per_trajectory(tmp_path)
+    assert tokens_saved(rows) == report["compression"]["tokens_saved"] == 900
+    assert per_trajectory == {"t1": 800, "t2": 100}
+    progress = 0
+    for step in ({"t1"}, {"t2"}):  # the progress line adds up step results as they arrive
+        progress += tokens_saved([r for r in rows if r.trajectory_id in step])
+    assert progress == 900
+
+
+def test_finished_report_carries_the_run_time_including_the_report_stage(
+    out_dir: Path,
+) -> None:
+    result = RunResult(out_dir, shards_total=1, shards_done=1)
+    result.stage_seconds["nap"] = 1.5
+    started = time.perf_counter() - 2.0  # the run began two seconds ago
+    report = finish_report(out_dir, result, started)
+    written = json.loads((out_dir / "report.json").read_text())
+    assert written["run"]["seconds"] == report["run"]["seconds"] == result.seconds
+    assert result.seconds >= 2.0
+    assert 0.0 < written["run"]["stage_seconds"]["report"] <= result.seconds - 2.0
+    assert written["run"]["stage_seconds"]["nap"] == 1.5
+    assert "report" not in written["run"]
+    markdown = (out_dir / "report.md").read_text()
+    assert f"| seconds | {result.seconds:.4f} |" in markdown

@@ -1,0 +1,19 @@
+"""Secret detection and redaction for text sent to remote models or published.
+
+- `rule`: what a detector is, and the value checks (reference, placeholder, type name).
+- `tokens`: credentials known by their shape (detect-secrets plugin regexes, its JWT
+  validator, and the formats it lacks: LLM providers, registries, newer chat tokens).
+- `keys`: private key blocks (PEM variants, PGP, SSH2, PuTTY), whole or truncated.
+- `context`: secrets known by where they stand (URLs, headers, env, YAML, INI, code, CLI),
+  with detect-secrets' keyword list and its entropy plugins (`entropy`) tuned for digests.
+- `scrubber`: the `Scrubber` that applies the rules to text and walks records.
+
+Token patterns match whole words only, values never include quotes or backslashes, and the
+replacement (`[REDACTED:<kind>]`) has none either, so JSON text (tool-call arguments) stays
+valid JSON after scrubbing.
+"""
+
+from builder.scrub.rule import PLACEHOLDER, Rule
+from builder.scrub.scrubber import DEFAULT_RULES, EMAIL_RULE, Scrubber, scrub_message
+
+__all__ = ["DEFAULT_RULES", "EMAIL_RULE", "PLACEHOLDER", "Rule", "Scrubber", "scrub_message"]
