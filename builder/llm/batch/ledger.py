@@ -139,7 +139,10 @@ class BatchLedger:
             args = statuses
         with self._lock:
             rows = self._db.execute(query + " ORDER BY created_at", args).fetchall()
-        return [JobRow(*row[:8], json.loads(row[8] or "{}")) for row in rows]
+        return [
+            JobRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8] or "{}"))
+            for r in rows
+        ]
 
     def lines(self, handle: str) -> list[LineRow]:
         with self._lock:

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from builder.errors import LLMError
+from builder.errors import NapError
 from builder.llm.batch.backend import BatchBackend, Line
 from builder.llm.batch.ledger import BatchLedger, JobRow
 from builder.llm.cache import RequestCache
@@ -25,10 +25,8 @@ from builder.llm.protocol import ChatRequest, ChatResponse
 log = logging.getLogger(__name__)
 
 
-class BatchDeferred(LLMError):
+class BatchDeferred(NapError):
     """Raised in place of an answer: the request waits for the next round's batch."""
-
-    kind = "batch_deferred"
 
 
 @dataclass(frozen=True)
@@ -56,22 +54,27 @@ class BatchQueue:
         backends: dict[str, BatchBackend],
         *,
         poll: PollPolicy | None = None,
-        on_answer: Callable[[str, ChatResponse], None] | None = None,
+        on_answer: Callable[[str, str, ChatResponse], None] | None = None,
     ) -> None:
         self.ledger = ledger
         self.cache = cache
         self.backends = backends  # role -> backend
         self.poll_policy = poll or PollPolicy()
-        self.on_answer = on_answer  # (role, response): usage accounting at batch prices
+        self.on_answer = on_answer  # (role, stage, response): accounting at batch prices
         self._deferred: dict[str, dict[str, ChatRequest]] = {role: {} for role in backends}
         self._requests: dict[str, ChatRequest] = {}
+        self._stages: dict[str, str] = {}
 
     def batched(self, role: str) -> bool:
         return role in self.backends
 
-    def defer(self, role: str, key: str, request: ChatRequest) -> None:
+    def defer(self, role: str, key: str, request: ChatRequest, stage: str = "") -> None:
         self._deferred[role][key] = request
         self._requests[key] = request
+        self._stages[key] = stage or role
+
+    def open_jobs(self) -> int:
+        return len(self.ledger.jobs(("submitting", "submitted")))
 
     @property
     def waiting(self) -> int:
@@ -180,7 +183,7 @@ class BatchQueue:
         self.cache.put(key, response)
         report.collected += 1
         if self.on_answer is not None:
-            self.on_answer(role, response)
+            self.on_answer(role, self._stages.get(key, role), response)
         return True
 
 
