@@ -98,6 +98,9 @@ def test_kill_9_between_submit_and_collect_then_resume_submits_nothing_twice(
         os.kill(proc.pid, signal.SIGKILL)  # the jobs are submitted and being polled
         proc.wait()
         submitted_before = batch.creates
+        status = subprocess.run([*CLI[:-1], "status", str(tmp_path / "batch")], env=env,
+                                capture_output=True, text=True, check=True).stdout  # fmt: skip
+        assert "pending" in status and "batch_1" in status and "submitted" in status
         batch.polls_to_finish = 1  # the provider finishes while we are away
         resumed = subprocess.run([*CLI, str(batch_cfg)], env=env, capture_output=True,
                                  text=True, timeout=300)  # fmt: skip
