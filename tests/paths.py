@@ -3,5 +3,13 @@
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "trajectories"
+# /work/shared beside the main checkout; worktrees sit one level deeper (/work/wt/<name>)
+SHARED = next(
+    (
+        p / "shared" / "trajectories"
+        for p in REPO.parents
+        if (p / "shared" / "trajectories").is_dir()
+    ),
+    REPO.parent / "shared" / "trajectories",
+)
 SAMPLES = REPO / "builder" / "samples"

@@ -47,14 +47,28 @@ Never omit what the agent must act on: error messages, tracebacks, failing test 
 code around the place it will edit, line numbers it will refer to. The result must be shorter \
 than the original output."""
 
+# One omitted range as `parse.parse_range` reads it, with a one-line summary. No quote,
+# backslash or newline in the summary: llama.cpp turns a pattern into grammar characters
+# without JSON escaping, so those would let it write invalid JSON. No `{m,n}` bounds: the
+# converter unrolls them into nested rules.
+RANGE_PATTERN = r'^[1-9][0-9]*(-[1-9][0-9]*)?: [^"\\\n]+$'
+
+# The answer shape for structured output. The root stays a plain object (Anthropic's tool
+# input and OpenAI's json_schema want one), so `type` and `content` cannot be tied together
+# here; the parser checks that pairing. A constrained decoder (llama.cpp grammar, vLLM guided
+# decoding) still guarantees a known kind, non-empty content and range strings that parse.
 COMPRESSOR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "type": {"type": "string", "enum": ["unchanged", "plain", "code"]},
         "content": {
             "anyOf": [
-                {"type": "string"},
-                {"type": "array", "items": {"type": "string"}},
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": "string", "pattern": RANGE_PATTERN},
+                },
             ]
         },
     },
