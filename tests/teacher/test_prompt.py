@@ -8,11 +8,12 @@ import re
 import pytest
 
 from builder.teacher.output import KINDS, CompressorOutput
-from builder.teacher.parse import parse_output
+from builder.teacher.parse import parse_output, parse_range
 from builder.teacher.prompt import (
     COMPRESSOR_SCHEMA,
     NO_FOCUS,
     PROMPT_VERSION,
+    RANGE_PATTERN,
     SYSTEM_PROMPT,
     build_prompt,
     teacher_request,
@@ -83,3 +84,13 @@ def test_schema_compiles_to_a_llama_cpp_grammar() -> None:
 
 def test_prompt_version_is_a_stable_label() -> None:
     assert PROMPT_VERSION == "coact-v1"
+
+
+def test_range_pattern_accepts_what_the_parser_reads_and_the_prompt_shows() -> None:
+    examples = re.findall(r'"(\d+(?:-\d+)?: [^"]+)"', SYSTEM_PROMPT)
+    assert examples and all(re.match(RANGE_PATTERN, e) for e in examples)
+    for spec in ("3-41: imports and helpers", "57: a blank line", "120-1499: test data"):
+        assert re.match(RANGE_PATTERN, spec) and parse_range(spec) is not None
+    # what a grammar must not let through: no summary, a zero, a quote that breaks the JSON
+    for spec in ("3-41", "0: x", "3-: x", 'a "quoted" summary', "1: two\nlines"):
+        assert not re.match(RANGE_PATTERN, spec)
