@@ -48,9 +48,11 @@ def _provider(
             from builder.llm.local.server import ManagedLlamaServer
 
             server = stack.enter_context(ManagedLlamaServer(model=endpoint.model))
-            shared["local-server"] = OpenAIProvider(
-                server.model, base_url=server.base_url, timeout=timeout
-            )
+            provider = OpenAIProvider(server.model, base_url=server.base_url, timeout=timeout)
+            # llama_cpp.server refuses `json_schema` and compiles `json_object` + schema into
+            # a grammar: start with the dialect that constrains it instead of learning it
+            provider.capabilities.response_format = "json_object"
+            shared["local-server"] = provider
         return shared["local-server"]
     if endpoint.provider == "anthropic":
         key_env = endpoint.api_key_env or "ANTHROPIC_API_KEY"
