@@ -53,27 +53,40 @@ than the original output."""
 # converter unrolls them into nested rules.
 RANGE_PATTERN = r'^[1-9][0-9]*(-[1-9][0-9]*)?: [^"\\\n]+$'
 
-# The answer shape for structured output. The root stays a plain object (Anthropic's tool
-# input and OpenAI's json_schema want one), so `type` and `content` cannot be tied together
-# here; the parser checks that pairing. A constrained decoder (llama.cpp grammar, vLLM guided
-# decoding) still guarantees a known kind, non-empty content and range strings that parse.
+_CONTENT: dict[str, dict[str, Any]] = {
+    "plain": {"type": "string", "minLength": 1},
+    "code": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": RANGE_PATTERN}},
+}
+
+
+def _variant(kind: str) -> dict[str, Any]:
+    """The exact object of one kind: `unchanged` alone, the others with their content."""
+    properties: dict[str, Any] = {"type": {"const": kind}}
+    if kind in _CONTENT:
+        properties["content"] = _CONTENT[kind]
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+# The answer shape for structured output, in two layers. The root `anyOf` is exact (each kind
+# with its own content); llama.cpp compiles it into the grammar of both embedded modes, so
+# the embedded teacher can only write a parseable answer. Anthropic tool inputs and OpenAI
+# json_schema reject composition at the root and get the plain object around it
+# (`builder.llm.messages.root_object_schema`), which cannot tie `content` to `type`: the
+# parser checks that pairing.
 COMPRESSOR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "type": {"type": "string", "enum": ["unchanged", "plain", "code"]},
-        "content": {
-            "anyOf": [
-                {"type": "string", "minLength": 1},
-                {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {"type": "string", "pattern": RANGE_PATTERN},
-                },
-            ]
-        },
+        "content": {"anyOf": [_CONTENT["plain"], _CONTENT["code"]]},
     },
     "required": ["type"],
     "additionalProperties": False,
+    "anyOf": [_variant(kind) for kind in ("unchanged", "plain", "code")],
 }
 
 

@@ -79,7 +79,13 @@ def test_schema_allows_exactly_the_three_kinds_and_their_content() -> None:
 def test_schema_compiles_to_a_llama_cpp_grammar() -> None:
     llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
     gbnf = llama_grammar.json_schema_to_gbnf(json.dumps(COMPRESSOR_SCHEMA))
-    assert '"\\"unchanged\\"" | "\\"plain\\"" | "\\"code\\""' in gbnf
+    rules = dict(line.split(" ::= ", 1) for line in gbnf.splitlines() if " ::= " in line)
+    # the root is the exact union: each kind with its own content, ranges by their pattern
+    assert rules["root"] == "alternative-0 | alternative-1 | alternative-2"
+    assert rules["alternative-0"] == '"{" space alternative-0-type-kv "}" space'
+    assert rules["alternative-1-type"] == '"\\"plain\\""'
+    assert rules["alternative-1-content"] == '"\\"" char+ "\\"" space'
+    assert rules["alternative-2-content-item"].startswith('"\\"" [1-9] [0-9]* ("-" [1-9] [0-9]*)?')
 
 
 def test_prompt_version_is_a_stable_label() -> None:

@@ -62,21 +62,25 @@ def demo_jobs() -> list[StepJob]:
 
 
 def matches_schema(text: str) -> bool:
-    """The reply is one JSON object of `COMPRESSOR_SCHEMA` (checked by hand: no jsonschema)."""
-    value = json.loads(text)
-    properties = COMPRESSOR_SCHEMA["properties"]
-    if not isinstance(value, dict) or not set(value) <= set(properties) or "type" not in value:
+    """The reply is one JSON object of one exact variant of `COMPRESSOR_SCHEMA` (checked by
+    hand: no jsonschema here). `strict=False`: llama.cpp's JSON grammar lets raw newlines into
+    strings, which the parser accepts too."""
+    value = json.loads(text, strict=False)
+    if not isinstance(value, dict):
         return False
-    if value["type"] not in properties["type"]["enum"]:
+    kind, content = value.get("type"), value.get("content")
+    variants = {v["properties"]["type"]["const"]: v for v in COMPRESSOR_SCHEMA["anyOf"]}
+    if kind not in variants or set(value) != set(variants[kind]["properties"]):
         return False
-    content = value.get("content")
-    if content is None or isinstance(content, str):
-        return content is None or len(content) > 0
-    return (
-        isinstance(content, list)
-        and len(content) > 0
-        and all(isinstance(c, str) and re.match(RANGE_PATTERN, c) for c in content)
-    )
+    if kind == "plain":
+        return isinstance(content, str) and len(content) > 0
+    if kind == "code":
+        return (
+            isinstance(content, list)
+            and len(content) > 0
+            and all(isinstance(c, str) and re.match(RANGE_PATTERN, c) for c in content)
+        )
+    return True
 
 
 def check_replies(job: StepJob, replies: list[tuple[str, str | None]]) -> int:
