@@ -61,3 +61,24 @@ def test_not_applicable_to_shallow_listings_or_other_output() -> None:
     assert fold_deep_entries(step.observation, step.action) is None
     pytest_run = step_where(TEXTSTATS, "pytest")
     assert fold_deep_entries(pytest_run.observation, pytest_run.action) is None
+
+
+def test_ls_recursive_sections_below_the_depth_fold_whole() -> None:
+    sections = ["pkg:", "__init__.py", "core", ""]
+    for name in ("core", "core/io", "core/io/formats"):
+        sections += [f"pkg/{name}:", *[f"module_{i}.py" for i in range(30)], ""]
+    raw = "\n".join(sections).rstrip("\n")
+    default = fold_deep_entries(raw, None)
+    assert default is not None
+    deep = render(default, raw).split("\n")
+    # 99 lines fit the default 100: only the files three levels down fold, under their header
+    assert deep[-2:] == [
+        "pkg/core/io/formats:",
+        "(compressed 30 lines: 30 entries under core/io/formats/)",
+    ]
+    short = fold_deep_entries(raw, None, max_lines=40)
+    assert short is not None
+    text = render(short, raw).split("\n")
+    # depth 2: the files of core/io and the whole core/io/formats section become one line
+    assert "pkg/core/io:" in text and "pkg/core/io/formats:" not in text
+    assert "(compressed 62 lines: 62 entries under core/io/)" in text

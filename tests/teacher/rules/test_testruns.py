@@ -84,3 +84,31 @@ def test_not_applicable_to_other_commands_or_runs_without_noise() -> None:
     step = make_step("ERROR: file or directory not found: tests/test_x.py\n\nno tests ran in 0.01s")
     assert fold_passing_tests(step.observation, step.action) is None
     assert looks_like_test_run(PYTEST_LOG)
+
+
+def test_unittest_verbose_ok_lines_fold_and_failures_stay() -> None:
+    oks = [f"test_case_{i} (sitemaps_tests.test_http.HTTPSitemapTests) ... ok" for i in range(12)]
+    raw = "\n".join(
+        [
+            *oks[:6],
+            "test_empty (sitemaps_tests.test_http.HTTPSitemapTests) ... FAIL",
+            *oks[6:],
+            "",
+            "=" * 70,
+            "FAIL: test_empty (sitemaps_tests.test_http.HTTPSitemapTests)",
+            "-" * 70,
+            "AssertionError: None != datetime(2013, 3, 13)",
+            "",
+            "Ran 13 tests in 0.120s",
+            "",
+            "FAILED (failures=1)",
+        ]
+    )
+    step = make_step(raw)
+    out = fold_passing_tests(raw, step.action)
+    assert out is not None
+    text = render(out, raw).split("\n")
+    assert "(compressed 6 lines: 6 passing tests)" in text
+    assert text.count("(compressed 6 lines: 6 passing tests)") == 2
+    kept = [line for line in raw.split("\n") if " ... ok" not in line]
+    assert all(line in text for line in kept)
