@@ -13,9 +13,10 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import IO, Any, Protocol, runtime_checkable
 
 from builder.errors import InputError
+from builder.inputs import logical_suffix, open_stream, parse_json
 from schemas.quarantine import QuarantineRecord
 from schemas.steps import Action
 from schemas.trajectories import Message, TrajectoryRecord
@@ -49,22 +50,28 @@ class Source:
 
     @property
     def is_jsonl(self) -> bool:
-        if self.path.suffix.lower() in JSONL_SUFFIXES:
+        suffix = logical_suffix(self.path)
+        if suffix in JSONL_SUFFIXES:
             return True
-        if self.path.suffix.lower() in JSON_SUFFIXES or not self.is_file:
+        if suffix in JSON_SUFFIXES or not self.is_file:
             return False
         head = self.head().lstrip()
         return head.startswith("{") and "\n{" in head and not head.startswith("[")
 
+    def open(self) -> IO[bytes]:
+        """The file's bytes, decompressed (gzip, zstd) and capped (`builder.inputs`)."""
+        return open_stream(self.path)
+
     def head(self, size: int = 65536) -> str:
         """The first bytes of the file as text (for sniffing without a full parse)."""
-        with self.path.open("rb") as fh:
+        with self.open() as fh:
             return fh.read(size).decode("utf-8", errors="replace")
 
     def text(self) -> str:
         """The whole file as UTF-8 text; non-UTF-8 bytes are an input error."""
         if self._text is None:
-            data = self.path.read_bytes()
+            with self.open() as fh:
+                data = fh.read()
             try:
                 self._text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -72,49 +79,33 @@ class Source:
                     f"{self.path}: not UTF-8 text (byte {exc.start}: {exc.reason})",
                     kind="encoding",
                 ) from exc
+            del data  # the bytes and the text must not both outlive the decode
         return self._text
 
     def document(self) -> Any:
-        """The file parsed as one JSON value (cached)."""
+        """The file parsed as one JSON value (cached); the text is dropped once parsed."""
         if not self._parsed:
             text = self.text()
             if not text.strip():
                 raise InputError(f"{self.path}: empty file", kind="empty")
-            try:
-                self._document = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{self.path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                    kind="invalid_json",
-                ) from exc
+            self._text = None
+            self._document = parse_json(text, str(self.path))
             self._parsed = True
-            self._text = None  # the parsed value is what we keep
         return self._document
 
     def lines(self) -> Iterator[tuple[int, Any]]:
         """(line index, parsed value or InputError) for each non-blank JSONL line, streaming."""
-        with self.path.open("rb") as fh:
+        with self.open() as fh:
             for index, raw in enumerate(fh):
                 if not raw.strip():
                     continue
+                where = f"{self.path} line {index + 1}"
                 try:
-                    yield index, json.loads(raw.decode("utf-8"))
+                    yield index, parse_json(raw.decode("utf-8"), where)
                 except UnicodeDecodeError as exc:
-                    yield (
-                        index,
-                        InputError(
-                            f"{self.path} line {index + 1}: not UTF-8 ({exc.reason})",
-                            kind="encoding",
-                        ),
-                    )
-                except json.JSONDecodeError as exc:
-                    yield (
-                        index,
-                        InputError(
-                            f"{self.path} line {index + 1}: invalid JSON: {exc.msg}",
-                            kind="invalid_json",
-                        ),
-                    )
+                    yield index, InputError(f"{where}: not UTF-8 ({exc.reason})", kind="encoding")
+                except InputError as exc:
+                    yield index, exc
 
     def json_document(self) -> Any:
         """The whole-file JSON value for detection: None for JSONL, non-JSON or unreadable."""
@@ -150,6 +141,7 @@ class FormatAdapter(Protocol):
 
     name: str  # the value users pass to --format
     harness: str  # the agent harness that writes it
+    text_replies: bool  # every assistant turn is answered by a user message (text grammars)
 
     def detect(self, source: Source) -> bool:
         """True when the source is in this format (may parse it; the parse is cached)."""
@@ -167,12 +159,25 @@ class FormatAdapter(Protocol):
         """(prefix, payload, suffix) of an observation; only the payload is ever compressed."""
         ...
 
+    def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
+        """True when the harness refused this turn as a format error (its actions never ran)."""
+        ...
+
 
 class BaseAdapter:
-    """Defaults shared by adapters: whole content is the payload; tool calls are the actions."""
+    """Defaults shared by adapters: whole content is the payload; tool calls are the actions.
+
+    `text_replies`: the harness answers every assistant turn with a user message, even one
+    without an action (text-grammar harnesses); tool-call harnesses leave it False.
+    """
 
     name = "base"
     harness = "unknown"
+    text_replies = False
+
+    def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
+        """Text harnesses reject a turn without an action; tool-call harnesses reject none."""
+        return self.text_replies and not actions
 
     def split_observation(self, message: Message) -> tuple[str, str, str]:
         return "", message.content, ""

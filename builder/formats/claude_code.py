@@ -34,7 +34,10 @@ from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, ToolCall, Traj
 
 NAME = "claude-code"
 CHAT_TYPES = {"user", "assistant"}
+# Detection reads past bookkeeping records (a resumed session opens with many `summary`
+# lines, then `file-history-snapshot`s) and gives up after this many other records.
 _DETECT_LINES = 30
+_DETECT_MAX_LINES = 20_000
 
 Record = dict[str, Any]
 
@@ -47,6 +50,19 @@ def _is_chat_record(value: Any) -> bool:
         and "parentUuid" in value
         and isinstance(value.get("message"), dict)
     )
+
+
+def _is_bookkeeping(value: Any) -> bool:
+    """A record Claude Code writes around the chat (`summary`, `file-history-snapshot`...)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("type"), str)
+        and value["type"] not in CHAT_TYPES
+        and ("sessionId" in value or value["type"] in BOOKKEEPING_TYPES)
+    )
+
+
+BOOKKEEPING_TYPES = {"summary", "file-history-snapshot", "queue-operation", "system"}
 
 
 def _order(group: list[Record], by_uuid: dict[str, Record]) -> tuple[list[Record], int]:
@@ -222,11 +238,14 @@ class ClaudeCodeAdapter(BaseAdapter):
     def detect(self, source: Source) -> bool:
         if not source.is_jsonl:
             return False
+        others = 0
         try:
             for count, (_, value) in enumerate(source.lines()):
                 if _is_chat_record(value):
                     return True
-                if count >= _DETECT_LINES:
+                if not _is_bookkeeping(value):
+                    others += 1
+                if others >= _DETECT_LINES or count >= _DETECT_MAX_LINES:
                     break
         except (InputError, OSError):
             return False

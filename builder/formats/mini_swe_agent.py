@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +40,16 @@ TRAJ_SUFFIXES = (".traj.json", ".traj", ".json")
 
 
 def native_id_from_path(path: Path) -> str:
+    """The run id a file name carries: `x.traj.json`, `x.traj.json.gz` -> `x`."""
     name = path.name
+    for suffix in (".gz", ".gzip", ".zst", ".zstd"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
     for suffix in TRAJ_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
-    return path.stem
+    return Path(name).stem
 
 
 def resolved_from_report(path: Path, instance_id: str) -> bool | None:
@@ -134,6 +139,11 @@ def _is_message_list(value: Any) -> bool:
 class MiniSweAgentAdapter(BaseAdapter):
     name = "mini-swe-agent"
     harness = "mini-swe-agent"
+    text_replies = True
+
+    def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
+        """The harness runs exactly one action a turn; anything else is a format error."""
+        return len(actions) != 1
 
     def detect(self, source: Source) -> bool:
         doc = source.json_document()

@@ -7,12 +7,22 @@ directory holds one file per call, each a prefix of the next: pick the last file
 (the ingest layer or the user decides); cost and usage here are those of this one call, so
 they go to metadata, not to the run-level fields. This is also the generic "OpenAI chat with
 tools" shape.
+
+Non-function-calling logs (models driven through OpenHands' prompt-based tool calling) carry
+the calls as text in `messages` (`<function=NAME><parameter=K>V</parameter></function>`, results
+as user messages `EXECUTION RESULT of [NAME]:`) and the native form beside them
+(`fncall_messages`/`fncall_response`, or `raw_messages`/`raw_response`). The native form is
+read when it is there; otherwise the text-form calls are parsed as actions (`parse_action`) and
+the user message after each is its observation. The final response is put in the same form
+as the messages: text-form calls in a native log become `tool_calls`, and native calls in a
+text-form log are written out as text.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from builder.errors import InputError, RecordError
@@ -25,7 +35,10 @@ from builder.formats.base import (
     quarantine,
     trajectory_id,
 )
+from builder.formats import grammars
+from builder.formats.chat_messages import split_marked_observation
 from builder.formats.reconstruct import arguments_text, obj, split_openhands_trailer
+from schemas.steps import Action
 from schemas.trajectories import FIDELITY_EXACT, Message, ToolCall, TrajectoryRecord
 
 NAME = "openhands-llm-log"
@@ -69,6 +82,49 @@ def chat_message(raw: Any, where: str) -> Message:
     )
 
 
+NATIVE_COPIES = (("fncall_messages", "fncall_response"), ("raw_messages", "raw_response"))
+
+
+def chat_and_reply(log: dict[str, Any]) -> tuple[list[Any], dict[str, Any], str]:
+    """(messages, response, where they came from): the native copy when the log has one."""
+    for messages_key, response_key in NATIVE_COPIES:
+        if isinstance(log.get(messages_key), list):
+            response = log.get(response_key)
+            return log[messages_key], response if isinstance(response, dict) else log["response"], messages_key
+    return log["messages"], log["response"], "messages"
+
+
+def is_native(messages: list[Message]) -> bool:
+    return any(m.tool_calls or m.role == "tool" for m in messages)
+
+
+def reply_like(reply: Message, native: bool) -> Message:
+    """The final response in the form of the messages before it (see the module docstring)."""
+    if native and not reply.tool_calls:
+        actions = grammars.xml_function_calls(reply.content)
+        if not actions:
+            return reply
+        calls = [
+            ToolCall(id=f"text_call_{i}", name=a.tool, arguments=a.arguments)
+            for i, a in enumerate(actions)
+        ]
+        content = reply.content
+        for action in actions:
+            content = content.replace(action.raw, "")
+        return replace(reply, content=content.strip(), tool_calls=calls)
+    if not native and reply.tool_calls:
+        texts = [reply.content] if reply.content else []
+        for call in reply.tool_calls:
+            params = json.loads(call.arguments) if call.arguments.strip() else {}
+            body = "".join(
+                f"<parameter={k}>{v if isinstance(v, str) else canonical_json(v)}</parameter>\n"
+                for k, v in (params.items() if isinstance(params, dict) else [])
+            )
+            texts.append(f"<function={call.name}>\n{body}</function>")
+        return replace(reply, content="\n".join(texts), tool_calls=[])
+    return reply
+
+
 def _role(raw: Any) -> Any:
     return raw.get("role") if isinstance(raw, dict) else type(raw).__name__
 
@@ -89,18 +145,28 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
         except InputError as exc:
             yield quarantine(source, None, NAME, exc)
 
+    def parse_action(self, message: Message) -> list[Action]:
+        """Native tool calls, else text-form `<function=...>` calls (never fenced blocks)."""
+        if message.tool_calls:
+            return super().parse_action(message)
+        return grammars.xml_function_calls(message.content)
+
     def split_observation(self, message: Message) -> tuple[str, str, str]:
-        return split_openhands_trailer(message.content)
+        head, payload, _ = split_marked_observation(message.content)
+        _, payload, tail = split_openhands_trailer(payload)
+        return head, payload, tail
 
     def _record(self, source: Source, log: dict[str, Any]) -> TrajectoryRecord:
+        raw_messages, response, origin = chat_and_reply(log)
         messages = [
-            chat_message(m, f"{source.name} message {i}") for i, m in enumerate(log["messages"])
+            chat_message(m, f"{source.name} {origin} {i}") for i, m in enumerate(raw_messages)
         ]
-        response = log["response"]
+        native = is_native(messages)
         choices = response.get("choices")
         reply = choices[0].get("message") if isinstance(choices, list) and choices else None
         if isinstance(reply, dict):
-            messages.append(chat_message({**reply, "role": "assistant"}, f"{source.name} response"))
+            last = chat_message({**reply, "role": "assistant"}, f"{source.name} response")
+            messages.append(reply_like(last, native))
         kwargs = obj(log.get("kwargs"))
         tools = log.get("tools") or kwargs.get("tools")
         system = next((m.content for m in messages if m.role == "system"), None)
@@ -115,6 +181,8 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
             "response_included": isinstance(reply, dict),
             "finish_reason": choices[0].get("finish_reason") if isinstance(reply, dict) else None,
             "has_fncall_messages": "fncall_messages" in log,
+            "messages_from": origin,
+            "tool_call_form": "native" if native else "text",
         }
         return TrajectoryRecord(
             trajectory_id=trajectory_id(NAME, None, messages),

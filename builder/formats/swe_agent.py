@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from builder.errors import RecordError
@@ -78,6 +78,11 @@ def _step_metadata(trajectory: Any) -> dict[str, Any]:
 class SweAgentAdapter(BaseAdapter):
     name = "swe-agent"
     harness = "swe-agent"
+    text_replies = True
+
+    def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
+        """The harness runs exactly one action a turn; anything else is a format error."""
+        return len(actions) != 1
 
     def detect(self, source: Source) -> bool:
         doc = source.json_document()
