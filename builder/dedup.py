@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from builder.formats.base import hash_text
 from builder.shards import write_table_atomic
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import Message, TrajectoryRecord
@@ -31,9 +32,9 @@ def content_key(messages: Sequence[Message]) -> str:
     digest = hashlib.sha256()
     for m in messages:
         digest.update(b"\0" + m.role.encode() + b"\1")
-        digest.update(m.content.encode("utf-8", errors="surrogatepass"))
+        hash_text(digest, m.content)
         for c in m.tool_calls:
-            digest.update(f"\2{c.name}\3{c.arguments}".encode("utf-8", errors="surrogatepass"))
+            hash_text(digest, f"\2{c.name}\3{c.arguments}")
     return digest.hexdigest()[:32]
 
 

@@ -224,6 +224,12 @@ def shell_action(command: str, raw: str, tool: str = "bash") -> Action:
     )
 
 
+def hash_text(digest: Any, text: str, chunk: int = 1 << 20) -> None:
+    """Feed `text` as UTF-8 to `digest` in slices: a 200 MB message is never encoded at once."""
+    for start in range(0, len(text), chunk):
+        digest.update(text[start : start + chunk].encode("utf-8", errors="surrogatepass"))
+
+
 def trajectory_id(source_format: str, native_id: str | None, messages: Sequence[Message]) -> str:
     """Stable content hash: the same run read twice (or from two paths) gets the same id."""
     digest = hashlib.sha256()
@@ -234,11 +240,9 @@ def trajectory_id(source_format: str, native_id: str | None, messages: Sequence[
         digest.update(b"\0")
         digest.update(m.role.encode())
         digest.update(b"\1")
-        digest.update(m.content.encode("utf-8", errors="surrogatepass"))
+        hash_text(digest, m.content)
         for c in m.tool_calls:
-            digest.update(
-                f"\2{c.id}\3{c.name}\3{c.arguments}".encode("utf-8", errors="surrogatepass")
-            )
+            hash_text(digest, f"\2{c.id}\3{c.name}\3{c.arguments}")
     return digest.hexdigest()[:20]
 
 

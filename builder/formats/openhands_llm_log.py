@@ -158,8 +158,9 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
 
     def _record(self, source: Source, log: dict[str, Any]) -> TrajectoryRecord:
         raw_messages, response, origin = chat_and_reply(log)
+        label = "message" if origin == "messages" else origin
         messages = [
-            chat_message(m, f"{source.name} {origin} {i}") for i, m in enumerate(raw_messages)
+            chat_message(m, f"{source.name} {label} {i}") for i, m in enumerate(raw_messages)
         ]
         native = is_native(messages)
         choices = response.get("choices")
