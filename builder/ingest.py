@@ -165,6 +165,26 @@ def _guarded(
         yield quarantine(source, None, adapter.name, error)
 
 
+_INT_FIELDS = ("record_index", "prompt_tokens", "completion_tokens", "api_calls")
+
+
+def unstorable(record: TrajectoryRecord) -> QuarantineRecord | None:
+    """The row for a trajectory Arrow cannot store (a count past int64), else None: one such
+    record must not fail the whole shard when it is written."""
+    for name in _INT_FIELDS:
+        value = getattr(record, name)
+        if value is not None and not -(2**63) <= value < 2**63:
+            return QuarantineRecord(
+                record.source_path,
+                record.record_index if name != "record_index" else None,
+                record.source_format,
+                "wrong_shape",
+                f"{record.source_path} record {record.record_index}: `{name}` = {value} does "
+                "not fit a 64-bit integer",
+            )
+    return None
+
+
 def _nothing(source: Source, fmt: str) -> QuarantineRecord:
     """The row for a source that was read but gave neither a trajectory nor an error."""
     error = InputError(f"{source.name}: read as {fmt}, but holds no trajectory", kind="no_records")
@@ -214,6 +234,10 @@ def process_task(
                     reject(record, fmt)
                     continue
                 assert adapter is not None
+                bad = unstorable(record)
+                if bad is not None:
+                    reject(bad, fmt)
+                    continue
                 copy = Copy.of(record)
                 duplicate = registry.claim(copy)
                 if duplicate is not None:

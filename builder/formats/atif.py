@@ -22,6 +22,7 @@ from typing import Any
 
 from builder.errors import InputError, RecordError
 from builder.formats.base import (
+    as_float,
     SHELL_TOOLS,
     BaseAdapter,
     LoadResult,
@@ -236,7 +237,7 @@ class AtifAdapter(BaseAdapter):
             system_prompt=builder.system_prompt,
             tools=_tools(agent),
             messages=messages,
-            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            cost_usd=as_float(cost),
             prompt_tokens=as_int(final.get("total_prompt_tokens")),
             completion_tokens=as_int(final.get("total_completion_tokens")),
             api_calls=sum(1 for m in messages if m.role == "assistant") or None,

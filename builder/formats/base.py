@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,6 +223,29 @@ def shell_action(command: str, raw: str, tool: str = "bash") -> Action:
     return Action(
         tool=tool, arguments=canonical_json({"command": command}), command=command, raw=raw
     )
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def as_float(value: Any) -> float | None:
+    """A cost or similar from a log: a finite number, else None (never raises)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def as_count(value: Any) -> int | None:
+    """A token or call count from a log: an int (or integral float) that fits int64, else None."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if INT64_MIN <= value <= INT64_MAX else None
 
 
 def hash_text(digest: Any, text: str, chunk: int = 1 << 20) -> None:

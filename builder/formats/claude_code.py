@@ -21,6 +21,7 @@ from typing import Any
 
 from builder.errors import InputError, RecordError
 from builder.formats.base import (
+    as_count,
     BaseAdapter,
     LoadResult,
     Source,
@@ -178,12 +179,12 @@ class _Assembler:
         if not isinstance(usage, dict):
             return
         prompt = sum(
-            usage.get(k) or 0
+            as_count(usage.get(k)) or 0
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
         seen = self.usage.setdefault(message_id, {"prompt": 0, "completion": 0})
-        seen["prompt"] = max(seen["prompt"], int(prompt))
-        seen["completion"] = max(seen["completion"], int(usage.get("output_tokens") or 0))
+        seen["prompt"] = max(seen["prompt"], prompt)
+        seen["completion"] = max(seen["completion"], as_count(usage.get("output_tokens")) or 0)
 
     def _user(self, record: Record) -> None:
         content = record["message"].get("content")

@@ -22,6 +22,8 @@ from typing import Any
 from builder.errors import RecordError
 from builder.formats import grammars
 from builder.formats.base import (
+    as_count,
+    as_float,
     BaseAdapter,
     LoadResult,
     Source,
@@ -94,7 +96,7 @@ def _usage_totals(raw_messages: list[Any]) -> tuple[int | None, int | None]:
             seen = True
             prompt += _int(usage.get("prompt_tokens"))
             completion += _int(usage.get("completion_tokens"))
-    return (prompt, completion) if seen else (None, None)
+    return (as_count(prompt), as_count(completion)) if seen else (None, None)
 
 
 _ENVELOPE_OPEN = re.compile(
@@ -216,10 +218,10 @@ class MiniSweAgentAdapter(BaseAdapter):
             messages=messages,
             exit_status=_str_or_none(exit_status),
             resolved=resolved_from_report(source.path, native_id),
-            cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
+            cost_usd=as_float(cost),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            api_calls=int(api_calls) if isinstance(api_calls, (int, float)) else None,
+            api_calls=as_count(api_calls),
             metadata=canonical_json({k: v for k, v in metadata.items() if v is not None}),
         )
 
@@ -237,7 +239,7 @@ def _obj(value: Any) -> dict[str, Any]:
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) else 0
+    return as_count(value) or 0
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from builder.errors import InputError, RecordError
 from builder.formats.base import (
+    as_float,
     BaseAdapter,
     LoadResult,
     Source,
@@ -407,7 +408,7 @@ def _resolved(test_result: Any) -> bool | None:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return as_float(value)
 
 
 ADAPTER = OpenHandsV0Adapter()

@@ -19,6 +19,7 @@ from typing import Any
 
 from builder.errors import InputError, RecordError
 from builder.formats.base import (
+    as_float,
     BaseAdapter,
     LoadResult,
     Source,
@@ -255,7 +256,7 @@ class OpenHandsV1Adapter(BaseAdapter):
             tools=builder.tools,
             messages=messages,
             exit_status=builder.status,
-            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            cost_usd=as_float(cost),
             prompt_tokens=as_int(obj(usage).get("prompt_tokens")),
             completion_tokens=as_int(obj(usage).get("completion_tokens")),
             fidelity=FIDELITY_RECONSTRUCTED,

@@ -25,6 +25,8 @@ from typing import Any
 from builder.errors import RecordError
 from builder.formats import grammars
 from builder.formats.base import (
+    as_count,
+    as_float,
     BaseAdapter,
     LoadResult,
     Source,
@@ -159,7 +161,7 @@ def _str(value: Any) -> str | None:
 
 
 def _num(value: Any, kind: type) -> Any:
-    return kind(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return as_float(value) if kind is float else as_count(value)
 
 
 ADAPTER = SweAgentAdapter()
