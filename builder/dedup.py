@@ -97,7 +97,9 @@ def drop_from_shards(out_dir: Path, prefix: str, trajectory_ids: set[str]) -> No
     for table in ("trajectories", "steps"):
         for path in sorted((out_dir / table).glob(f"{prefix}-*.parquet")):
             data = pq.read_table(path)
-            keep = pc.invert(pc.is_in(data.column("trajectory_id"), value_set=pa.array(wanted, pa.string())))
+            keep = pc.invert(
+                pc.is_in(data.column("trajectory_id"), value_set=pa.array(wanted, pa.string()))
+            )
             kept = data.filter(keep)
             if kept.num_rows == data.num_rows:
                 continue

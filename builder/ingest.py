@@ -39,7 +39,7 @@ from schemas.quarantine import QUARANTINE_SCHEMA, QuarantineRecord
 from schemas.steps import STEP_SCHEMA
 from schemas.trajectories import TRAJECTORY_SCHEMA, TrajectoryRecord
 
-__all__ = ["InputSpec", "IngestSummary", "expand", "format_summary", "run_ingest", "tasks"]
+__all__ = ["IngestSummary", "InputSpec", "expand", "format_summary", "run_ingest", "tasks"]
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +251,9 @@ def process_task(
                     n_eligible += step.eligible
                     steps.add(step)
                     if step.ineligible_reason == "observation_too_large":
-                        reject(oversized(record, step.step_index, len(step.observation), rules), fmt)
+                        reject(
+                            oversized(record, step.step_index, len(step.observation), rules), fmt
+                        )
                 counts.steps += n_steps
                 counts.eligible += n_eligible
                 summary.copies.append(

@@ -31,7 +31,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def compression(path: Path) -> str | None:
-    """"gzip", "zstd" or None, from the suffix or else the magic bytes (a renamed `.gz`)."""
+    """ "gzip", "zstd" or None, from the suffix or else the magic bytes (a renamed `.gz`)."""
     suffix = path.suffix.lower()
     if suffix in GZIP_SUFFIXES:
         return "gzip"
@@ -142,9 +142,9 @@ class _Capped(io.RawIOBase):
 def open_stream(path: Path, limit: int = MAX_INPUT_BYTES) -> IO[bytes]:
     """The file's (decompressed) bytes as a buffered stream, capped at `limit` bytes."""
     kind = compression(path)
-    raw: IO[bytes]
+    raw: Any  # GzipFile, zstd stream reader or file: all closed by the returned stream
     if kind == "gzip":
-        raw = gzip.open(path, "rb")
+        raw = gzip.open(path, "rb")  # noqa: SIM115 - closed by the returned stream
     elif kind == "zstd":
         try:
             import zstandard

@@ -87,11 +87,14 @@ def _populate(root: Path) -> dict[str, str]:
     (root / "dangling.json").symlink_to(root / "no-such-target.json")
     (root / "corrupt.json.gz").write_bytes(b"\x1f\x8b\x08\x00" + random.Random(0).randbytes(200))
     (root / "truncated.json.gz").write_bytes(gzip.compress(GITHUB.read_bytes())[:300])
-    (root / "latin1.jsonl").write_bytes('{"messages": [{"role": "user", "content": "caf\xe9"}]}\n'.encode("latin-1"))  # fmt: skip
+    latin1 = '{"messages": [{"role": "user", "content": "caf\xe9"}]}\n'
+    (root / "latin1.jsonl").write_bytes(latin1.encode("latin-1"))
     (root / "truncated.json").write_text(GITHUB.read_text()[:3000])
     (root / "empty.json").write_text("")
     text = GITHUB.read_text()  # a lone surrogate escape: valid JSON, not storable text
-    (root / "surrogate.traj.json").write_text(text.replace('"content": "', '"content": "\\ud800', 1))
+    (root / "surrogate.traj.json").write_text(
+        text.replace('"content": "', '"content": "\\ud800', 1)
+    )
     dup = root / "zz-later"
     dup.mkdir()
     shutil.copy(MINI_DIR / "django__django-16255.traj.json", dup / "copy-of-django.traj.json")
@@ -125,9 +128,7 @@ def _ingest(base: Path, out: Path, *inputs: str, strict: bool = False) -> int:
     args += ["--workers", "2", *(["--strict"] if strict else [])]
     if os.geteuid() == 0:
         args = [*NO_DAC_OVERRIDE, *args]
-    done = subprocess.run(
-        args, cwd=REPO, env=env, timeout=TIMEOUT, capture_output=True, text=True
-    )
+    done = subprocess.run(args, cwd=REPO, env=env, timeout=TIMEOUT, capture_output=True, text=True)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     return done.returncode
 
@@ -193,7 +194,10 @@ def test_no_trajectory_id_appears_twice(full_run: tuple[Path, int]) -> None:
 def test_strict_turns_the_same_run_into_a_failure(corpus: tuple[Path, dict[str, str]]) -> None:
     base, _ = corpus
     root = base / "corpus"
-    assert _ingest(base, base / "strict", str(root / "good"), str(root / "deep.json"), strict=True) == 1
+    assert (
+        _ingest(base, base / "strict", str(root / "good"), str(root / "deep.json"), strict=True)
+        == 1
+    )
 
 
 def test_a_smaller_ingest_replaces_the_tables_of_a_bigger_one(

@@ -186,8 +186,13 @@ def test_claude_code_text_turn_and_hook_do_not_end_the_run(tmp_path: Path) -> No
     lines = SHARED_CLAUDE.read_text().splitlines()
     last = json.loads(lines[-1])
     call = {**last, "uuid": "later-call", "parentUuid": last["uuid"]}
-    call["message"] = {**last["message"], "id": "msg_later", "content": [
-        {"type": "tool_use", "id": "toolu_later", "name": "Bash", "input": {"command": "ls"}}]}
+    call["message"] = {
+        **last["message"],
+        "id": "msg_later",
+        "content": [
+            {"type": "tool_use", "id": "toolu_later", "name": "Bash", "input": {"command": "ls"}}
+        ],
+    }
     result = {**json.loads(lines[5]), "uuid": "later-result", "parentUuid": "later-call"}
     result["message"] = {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_later", "content": "hello.sh"}]}  # fmt: skip

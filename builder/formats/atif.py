@@ -22,11 +22,11 @@ from typing import Any
 
 from builder.errors import InputError, RecordError
 from builder.formats.base import (
-    as_float,
     SHELL_TOOLS,
     BaseAdapter,
     LoadResult,
     Source,
+    as_float,
     canonical_json,
     content_text,
     quarantine,

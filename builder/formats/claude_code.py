@@ -21,10 +21,10 @@ from typing import Any
 
 from builder.errors import InputError, RecordError
 from builder.formats.base import (
-    as_count,
     BaseAdapter,
     LoadResult,
     Source,
+    as_count,
     canonical_json,
     content_text,
     quarantine,

@@ -22,11 +22,11 @@ from typing import Any
 from builder.errors import RecordError
 from builder.formats import grammars
 from builder.formats.base import (
-    as_count,
-    as_float,
     BaseAdapter,
     LoadResult,
     Source,
+    as_count,
+    as_float,
     canonical_json,
     quarantine,
     tool_call_action,

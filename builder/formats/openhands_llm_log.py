@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from builder.errors import InputError, RecordError
+from builder.formats import grammars
 from builder.formats.base import (
     BaseAdapter,
     LoadResult,
@@ -35,7 +36,6 @@ from builder.formats.base import (
     quarantine,
     trajectory_id,
 )
-from builder.formats import grammars
 from builder.formats.chat_messages import split_marked_observation
 from builder.formats.reconstruct import arguments_text, obj, split_openhands_trailer
 from schemas.steps import Action
@@ -90,7 +90,11 @@ def chat_and_reply(log: dict[str, Any]) -> tuple[list[Any], dict[str, Any], str]
     for messages_key, response_key in NATIVE_COPIES:
         if isinstance(log.get(messages_key), list):
             response = log.get(response_key)
-            return log[messages_key], response if isinstance(response, dict) else log["response"], messages_key
+            return (
+                log[messages_key],
+                response if isinstance(response, dict) else log["response"],
+                messages_key,
+            )
     return log["messages"], log["response"], "messages"
 
 
@@ -163,7 +167,7 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
             chat_message(m, f"{source.name} {label} {i}") for i, m in enumerate(raw_messages)
         ]
         native = is_native(messages)
-        choices = response.get("choices")
+        choices: Any = response.get("choices")
         reply = choices[0].get("message") if isinstance(choices, list) and choices else None
         if isinstance(reply, dict):
             last = chat_message({**reply, "role": "assistant"}, f"{source.name} response")

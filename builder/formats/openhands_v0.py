@@ -20,10 +20,10 @@ from typing import Any
 
 from builder.errors import InputError, RecordError
 from builder.formats.base import (
-    as_float,
     BaseAdapter,
     LoadResult,
     Source,
+    as_float,
     canonical_json,
     content_text,
     quarantine,

@@ -48,9 +48,18 @@ json_leaf = st.one_of(
 )
 hostile = st.one_of(
     json_leaf,
-    st.recursive(json_leaf, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(
-        st.sampled_from(["role", "content", "type", "messages", "tool_calls", "id", "x"]),
-        kids, max_size=3), max_leaves=8),  # fmt: skip
+    st.recursive(
+        json_leaf,
+        lambda kids: (
+            st.lists(kids, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["role", "content", "type", "messages", "tool_calls", "id", "x"]),
+                kids,
+                max_size=3,
+            )
+        ),
+        max_leaves=8,
+    ),
     st.integers(min_value=201, max_value=900).map(lambda n: _deep(n)),  # past MAX_DEPTH
 )
 
@@ -135,7 +144,8 @@ def damaged(draw: st.DrawFn, data: bytes) -> bytes:
         elif kind == "delete":
             del out[at : at + draw(st.integers(1, 64))]
         else:
-            out[at:at] = draw(st.binary(min_size=1, max_size=16) | st.sampled_from([b"{", b"]", b'"', b"\n"]))  # fmt: skip
+            chunk = st.binary(min_size=1, max_size=16) | st.sampled_from([b"{", b"]", b'"', b"\n"])
+            out[at:at] = draw(chunk)
     return bytes(out)
 
 
@@ -160,7 +170,7 @@ def _is_json(data: bytes) -> bool:
 
 
 def _read(path: Path, forced: str | None) -> list[TrajectoryRecord | QuarantineRecord]:
-    fmt, adapter, records = load_source(Source(path), forced)
+    _, adapter, records = load_source(Source(path), forced)
     results = list(records)
     for record in results:
         assert isinstance(record, TrajectoryRecord | QuarantineRecord), record
@@ -176,7 +186,9 @@ def _read(path: Path, forced: str | None) -> list[TrajectoryRecord | QuarantineR
 @pytest.mark.parametrize("sample", FILES, ids=lambda p: str(p.relative_to(SAMPLES)))
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_damaged_samples_are_read_or_quarantined_never_raised(sample: Path, data: st.DataObject) -> None:
+def test_damaged_samples_are_read_or_quarantined_never_raised(
+    sample: Path, data: st.DataObject
+) -> None:
     original = sample.read_bytes()
     mutated = data.draw(damaged(original))
     with tempfile.TemporaryDirectory() as tmp:
