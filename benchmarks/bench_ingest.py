@@ -33,6 +33,8 @@ sys.path.insert(0, str(ROOT))
 from builder.ingest import InputSpec, run_ingest  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "trajectories"
+if not SHARED.is_dir():  # a git worktree sits one level deeper than the main checkout
+    SHARED = ROOT.parents[1] / "shared" / "trajectories"
 BENCH = ROOT / ".bench"
 
 

@@ -244,16 +244,19 @@ def process_task(
                     reject(duplicate, fmt)
                     continue
                 counts.trajectories += 1
-                trajectories.add(record)
-                n_steps = n_eligible = 0
-                for step in build_steps(record, adapter, rules):
-                    n_steps += 1
-                    n_eligible += step.eligible
-                    steps.add(step)
-                    if step.ineligible_reason == "observation_too_large":
-                        reject(
-                            oversized(record, step.step_index, len(step.observation), rules), fmt
-                        )
+                trajectories.add(record)  # a huge record is written (and let go) right here
+                batch = list(build_steps(record, adapter, rules))
+                too_large = [
+                    oversized(record, step.step_index, len(step.observation), rules)
+                    for step in batch
+                    if step.ineligible_reason == "observation_too_large"
+                ]
+                del record  # its texts may now be freed before the steps are converted to Arrow
+                n_steps, n_eligible = len(batch), sum(step.eligible for step in batch)
+                while batch:
+                    steps.add(batch.pop(0))
+                for row in too_large:
+                    reject(row, fmt)
                 counts.steps += n_steps
                 counts.eligible += n_eligible
                 summary.copies.append(

@@ -94,6 +94,12 @@ class Source:
             self._parsed = True
         return self._document
 
+    def release(self) -> None:
+        """Drop the cached document: once its record is built, a huge file is held only by the
+        record (see `FormatAdapter.load`), so ingest can free it before writing steps."""
+        self._text = self._document = None
+        self._parsed = False
+
     def lines(self) -> Iterator[tuple[int, Any]]:
         """(line index, parsed value or InputError) for each non-blank JSONL line, streaming."""
         with self.open() as fh:
@@ -149,7 +155,10 @@ class FormatAdapter(Protocol):
         ...
 
     def load(self, source: Source) -> Iterator[LoadResult]:
-        """Canonical trajectories, one at a time; broken records become quarantine rows."""
+        """Canonical trajectories, one at a time; broken records become quarantine rows.
+
+        Whole-document adapters build the record, release the source, and only then yield,
+        holding no parsed value across the `yield` (memory on huge single observations)."""
         ...
 
     def parse_action(self, message: Message) -> list[Action]:
@@ -246,6 +255,13 @@ def as_count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if INT64_MIN <= value <= INT64_MAX else None
+
+
+def hand_over(box: list[LoadResult]) -> Iterator[LoadResult]:
+    """Yield the records of `box`, emptying it: no suspended frame keeps one alive, so the
+    consumer can free a huge record as soon as it is done with it."""
+    while box:
+        yield box.pop(0)
 
 
 def hash_text(digest: Any, text: str, chunk: int = 1 << 20) -> None:

@@ -28,6 +28,7 @@ from builder.formats.base import (
     as_count,
     as_float,
     canonical_json,
+    hand_over,
     quarantine,
     tool_call_action,
     trajectory_id,
@@ -167,11 +168,13 @@ class MiniSweAgentAdapter(BaseAdapter):
         )
 
     def load(self, source: Source) -> Iterator[LoadResult]:
-        doc = source.document()
+        box: list[LoadResult] = []  # the record, held by nothing else once handed over
         try:
-            yield self._record(source, doc)
+            box.append(self._record(source, source.document()))
         except RecordError as exc:
-            yield quarantine(source, 0, self.name, exc)
+            box.append(quarantine(source, 0, self.name, exc))
+        source.release()  # the record alone holds the text now (see FormatAdapter.load)
+        yield from hand_over(box)
 
     def _record(self, source: Source, doc: Any) -> TrajectoryRecord:
         where = f"{source.name} record 0"

@@ -33,6 +33,7 @@ from builder.formats.base import (
     Source,
     canonical_json,
     content_text,
+    hand_over,
     quarantine,
     trajectory_id,
 )
@@ -141,13 +142,15 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
         return _is_log(source.json_document())
 
     def load(self, source: Source) -> Iterator[LoadResult]:
+        box: list[LoadResult] = []  # the record, held by nothing else once handed over
         try:
-            document = source.document()
-            if not _is_log(document):
+            if not _is_log(source.document()):
                 raise RecordError(f"{source.name}: not an LLM log (`messages` and `response`)")
-            yield self._record(source, document)
+            box.append(self._record(source, source.document()))
         except InputError as exc:
-            yield quarantine(source, None, NAME, exc)
+            box.append(quarantine(source, None, NAME, exc))
+        source.release()  # the record alone holds the text now (see FormatAdapter.load)
+        yield from hand_over(box)
 
     def parse_action(self, message: Message) -> list[Action]:
         """Native tool calls, else text-form `<function=...>` calls (never fenced blocks)."""
