@@ -18,13 +18,11 @@ earlier ingest are removed before writing, so the tables, the summary it prints 
 from __future__ import annotations
 
 import codecs
-import json
 import logging
 import multiprocessing
 import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from builder.dedup import Copy, Registry, drop_from_shards
@@ -32,6 +30,7 @@ from builder.errors import InputError, UnknownFormatError
 from builder.expand import InputSpec, expand, source_size, tasks
 from builder.formats import detect, get_adapter
 from builder.formats.base import FormatAdapter, Source, quarantine
+from builder.ingest_summary import IngestSummary, format_summary, write_summary
 from builder.inputs import check_file
 from builder.shards import ShardWriter
 from builder.steps import EligibilityRules, build_steps
@@ -45,46 +44,6 @@ log = logging.getLogger(__name__)
 
 TABLES = ("trajectories", "steps", "quarantine")
 SUMMARY_FILE = "ingest_summary.json"
-
-
-@dataclass
-class FormatCounts:
-    files: int = 0
-    trajectories: int = 0
-    steps: int = 0
-    eligible: int = 0
-    quarantined: int = 0
-    duplicates: int = 0
-
-    def add(self, other: FormatCounts) -> None:
-        self.files += other.files
-        self.trajectories += other.trajectories
-        self.steps += other.steps
-        self.eligible += other.eligible
-        self.quarantined += other.quarantined
-        self.duplicates += other.duplicates
-
-
-@dataclass
-class IngestSummary:
-    by_format: dict[str, FormatCounts] = field(default_factory=dict)
-    bytes_read: int = 0
-    copies: list[Copy] = field(default_factory=list)  # kept trajectories, in input order
-
-    def merge(self, other: IngestSummary) -> None:
-        self.bytes_read += other.bytes_read
-        for name, counts in other.by_format.items():
-            self.by_format.setdefault(name, FormatCounts()).add(counts)
-
-    def counts(self, fmt: str) -> FormatCounts:
-        return self.by_format.setdefault(fmt, FormatCounts())
-
-    @property
-    def total(self) -> FormatCounts:
-        total = FormatCounts()
-        for counts in self.by_format.values():
-            total.add(counts)
-        return total
 
 
 def load_source(
@@ -337,11 +296,7 @@ def run_ingest(
     clear_tables(out_dir)
     results = list(_run_tasks(specs, out_dir, rules, workers))
     summary = _dedup_across_tasks(results, out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    by_format = {name: asdict(c) for name, c in sorted(summary.by_format.items())}
-    (out_dir / SUMMARY_FILE).write_text(
-        json.dumps({"by_format": by_format, "total": asdict(summary.total)}, indent=2) + "\n"
-    )
+    write_summary(summary, out_dir / SUMMARY_FILE)
     return summary
 
 
@@ -363,19 +318,3 @@ def _run_tasks(
                     yield pending.pop(future), future.result()
         for future, task_id in pending.items():
             yield task_id, future.result()
-
-
-def format_summary(summary: IngestSummary) -> str:
-    """The per-format table the CLI prints."""
-    header = (
-        f"{'format':<20} {'files':>7} {'trajectories':>12} {'steps':>8} {'eligible':>8} "
-        f"{'quarantined':>11} {'duplicates':>10}"
-    )
-    lines = [header, "-" * len(header)]
-    rows = [*sorted(summary.by_format.items()), ("TOTAL", summary.total)]
-    for name, c in rows:
-        lines.append(
-            f"{name:<20} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} "
-            f"{c.quarantined:>11} {c.duplicates:>10}"
-        )
-    return "\n".join(lines)

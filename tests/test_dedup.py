@@ -1,4 +1,4 @@
-"""One copy per trajectory across worker tasks: the first in input order, whatever finishes first."""
+"""One copy per trajectory across tasks: the first in input order, whoever finishes first."""
 
 from __future__ import annotations
 
