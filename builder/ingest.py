@@ -18,6 +18,7 @@ earlier ingest are removed before writing, so the tables, the summary it prints 
 from __future__ import annotations
 
 import codecs
+import itertools
 import logging
 import multiprocessing
 import os
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 TABLES = ("trajectories", "steps", "quarantine")
 SUMMARY_FILE = "ingest_summary.json"
+DIAGNOSE_LINES = 1000  # JSONL lines read to name the cause of an unrecognised file
 
 
 def load_source(
@@ -94,7 +96,8 @@ def diagnose(source: Source, error: InputError) -> InputError:
         if not source.is_jsonl:
             source.document()
         else:
-            bad = [v for _, v in source.lines() if isinstance(v, InputError)]
+            head = itertools.islice(source.lines(), DIAGNOSE_LINES)
+            bad = [v for _, v in head if isinstance(v, InputError)]
             if bad and all(b.kind == bad[0].kind for b in bad) and bad[0].kind != "invalid_json":
                 return bad[0]  # e.g. every line nested too deep
     except InputError as exc:

@@ -155,7 +155,11 @@ def open_stream(path: Path, limit: int = MAX_INPUT_BYTES) -> IO[bytes]:
             ) from exc
         raw = zstandard.ZstdDecompressor().stream_reader(path.open("rb"), closefd=True)
     else:
-        raw = path.open("rb")
+        plain = path.open("rb")
+        if os.fstat(plain.fileno()).st_size <= limit:
+            return plain  # the size is known: no need to count bytes on the way
+        plain.close()
+        raise InputError(f"{path}: more than {limit:,} bytes: refused", kind="too_large")
     return io.BufferedReader(_Capped(raw, str(path), limit, kind), buffer_size=1 << 20)
 
 
