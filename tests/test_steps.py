@@ -318,3 +318,23 @@ def test_tool_call_harness_text_turn_is_not_a_step() -> None:
     assert [s.observation_message_index for s in steps] == [2, 6]
     assert steps[0].next_action is not None and steps[0].next_action.command == "pytest"
     assert [s.ineligible_reason for s in steps] == [None, "last_step"]
+
+
+def test_mini_swe_agent_format_errors_in_a_real_run(tmp_path: Path) -> None:
+    """The django run with two format errors spliced in, as mini-swe-agent logs them: a turn
+    with two blocks and one with none, each answered by the format-error message."""
+    doc = json.loads(MINI_FILES[0].read_text())
+    error = {"role": "user", "content": "Please always provide EXACTLY ONE action in triple "
+             "backticks, found 2 actions."}  # fmt: skip
+    two = {"role": "assistant", "content": "THOUGHT: both\n\n```bash\nls\n```\n\n```bash\npwd\n```"}
+    none = {"role": "assistant", "content": "THOUGHT: I forgot the block."}
+    doc["messages"][6:6] = [two, error, none, {**error, "content": error["content"][:-10]}]
+    path = tmp_path / "django.traj.json"
+    path.write_text(json.dumps(doc))
+    steps = _steps_of(path, "mini-swe-agent", EligibilityRules(min_tokens=0))
+    raw = _raw_mini_steps(path)
+    assert len(steps) == len(raw) == len(_raw_mini_steps(MINI_FILES[0])) + 2
+    reasons = [s.ineligible_reason for s in steps]
+    assert reasons[1:4] == ["next_action_rejected", "multiple_actions", "no_action"]
+    assert steps[1].next_action is not None and steps[1].next_action.command == "ls"
+    assert [r for _, _, r in raw][1:4] == [True, True, False]
