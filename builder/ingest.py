@@ -215,8 +215,7 @@ def process_task(
                 ]
                 del record  # its texts may now be freed before the steps are converted to Arrow
                 n_steps, n_eligible = len(batch), sum(step.eligible for step in batch)
-                while batch:
-                    steps.add(batch.pop(0))
+                steps.take(batch)
                 for row in too_large:
                     reject(row, fmt)
                 counts.steps += n_steps

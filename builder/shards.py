@@ -81,6 +81,15 @@ class ShardWriter:
         if self._size >= self.flush_bytes:
             self.flush()
 
+    def take(self, records: list[Any]) -> None:
+        """`add` each record, emptying `records`: while a full buffer is written, nothing but
+        the buffer holds its records, so their Python texts go before Parquet encodes."""
+        while records:
+            self._buffer.append(records.pop(0))
+            self._size += approx_size(self._buffer[-1])
+            if self._size >= self.flush_bytes:
+                self.flush()
+
     def flush(self) -> None:
         if not self._buffer:
             return

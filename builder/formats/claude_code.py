@@ -34,7 +34,7 @@ from builder.formats.reconstruct import Transcript
 from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, ToolCall, TrajectoryRecord
 
 NAME = "claude-code"
-CHAT_TYPES = {"user", "assistant"}
+CHAT_TYPES = ("user", "assistant")  # a tuple: `x in` must not hash a hostile value
 # Detection reads past bookkeeping records (a resumed session opens with many `summary`
 # lines, then `file-history-snapshot`s) and gives up after this many other records.
 _DETECT_LINES = 30
@@ -63,7 +63,7 @@ def _is_bookkeeping(value: Any) -> bool:
     )
 
 
-BOOKKEEPING_TYPES = {"summary", "file-history-snapshot", "queue-operation", "system"}
+BOOKKEEPING_TYPES = ("summary", "file-history-snapshot", "queue-operation", "system")
 
 
 def _order(group: list[Record], by_uuid: dict[str, Record]) -> tuple[list[Record], int]:

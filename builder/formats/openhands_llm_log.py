@@ -43,7 +43,7 @@ from schemas.steps import Action
 from schemas.trajectories import FIDELITY_EXACT, Message, ToolCall, TrajectoryRecord
 
 NAME = "openhands-llm-log"
-ROLES = {"system", "user", "assistant", "tool"}
+ROLES = ("system", "user", "assistant", "tool")  # a tuple: `in` must not hash a dict
 _LOG_KEYS = ("cost", "timestamp", "latency_sec", "kwargs", "context_window", "tools")
 
 
@@ -212,8 +212,8 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
 
 def _tag(kwargs: dict[str, Any], prefix: str) -> str | None:
     """A value from litellm metadata tags such as `openhands_version:1.0.0`."""
-    metadata = (kwargs.get("extra_body") or {}).get("metadata") or {}
-    for tag in metadata.get("tags") or []:
+    tags = obj(obj(kwargs.get("extra_body")).get("metadata")).get("tags")
+    for tag in tags if isinstance(tags, list) else []:
         if isinstance(tag, str) and tag.startswith(prefix):
             return tag[len(prefix) :]
     return None

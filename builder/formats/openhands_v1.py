@@ -52,7 +52,8 @@ EVENT_KINDS = {
 def _is_event(value: Any) -> bool:
     return (
         isinstance(value, dict)
-        and value.get("kind") in EVENT_KINDS
+        and isinstance(value.get("kind"), str)
+        and value["kind"] in EVENT_KINDS
         and "id" in value
         and "source" in value
     )
