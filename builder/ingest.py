@@ -35,6 +35,7 @@ from builder.ingest_summary import IngestSummary, format_summary, write_summary
 from builder.inputs import check_file
 from builder.shards import ShardWriter
 from builder.steps import EligibilityRules, build_steps
+from builder.storable import misfit
 from schemas.quarantine import QUARANTINE_SCHEMA, QuarantineRecord
 from schemas.steps import STEP_SCHEMA
 from schemas.trajectories import TRAJECTORY_SCHEMA, TrajectoryRecord
@@ -127,24 +128,21 @@ def _guarded(
         yield quarantine(source, None, adapter.name, error)
 
 
-_INT_FIELDS = ("record_index", "prompt_tokens", "completion_tokens", "api_calls")
-
-
 def unstorable(record: TrajectoryRecord) -> QuarantineRecord | None:
-    """The row for a trajectory Arrow cannot store (a count past int64), else None: one such
+    """The row for a trajectory Arrow cannot store (`builder.storable`), else None: one such
     record must not fail the whole shard when it is written."""
-    for name in _INT_FIELDS:
-        value = getattr(record, name)
-        if value is not None and not -(2**63) <= value < 2**63:
-            return QuarantineRecord(
-                record.source_path,
-                record.record_index if name != "record_index" else None,
-                record.source_format,
-                "wrong_shape",
-                f"{record.source_path} record {record.record_index}: `{name}` = {value} does "
-                "not fit a 64-bit integer",
-            )
-    return None
+    name = misfit(record)
+    if name is None:
+        return None
+    value = repr(getattr(record, name, "?"))[:60] if "." not in name else "a value"
+    return QuarantineRecord(
+        record.source_path,
+        record.record_index if name != "record_index" else None,
+        record.source_format,
+        "wrong_shape",
+        f"{record.source_path} record {record.record_index}: `{name}` has {value} of a type "
+        "or size its column cannot hold",
+    )
 
 
 def _nothing(source: Source, fmt: str) -> QuarantineRecord:

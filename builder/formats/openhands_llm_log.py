@@ -200,7 +200,7 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
             native_id=str(response["id"]) if response.get("id") else None,
             harness=self.harness,
             harness_version=_tag(kwargs, "openhands_version:"),
-            agent_model=response.get("model") or kwargs.get("model"),
+            agent_model=_text(response.get("model")) or _text(kwargs.get("model")),
             task=task,
             system_prompt=system,
             tools=canonical_json(tools) if tools else None,
@@ -208,6 +208,10 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
             fidelity=FIDELITY_EXACT,
             metadata=json.dumps(metadata, sort_keys=True, default=str),
         )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _tag(kwargs: dict[str, Any], prefix: str) -> str | None:
