@@ -6,6 +6,8 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
+from builder.llm.endpoints import is_paid
+
 from builder.config.run_settings import (
     CacheConfig,
     LimitsConfig,
@@ -75,8 +77,8 @@ class PipelineConfig(_Model):
         if self.limits.budget_usd is None:
             return self
         for role, endpoint in (("teacher", self.teacher), ("agent", self.agent)):
-            remote = endpoint.provider in ("openai", "anthropic")
-            if remote and endpoint.model not in self.prices:
+            paid = is_paid(endpoint.provider, endpoint.base_url)
+            if paid and endpoint.model not in self.prices:
                 raise ValueError(
                     f"limits.budget_usd is set but prices has no entry for {role}.model "
                     f"{endpoint.model!r}: add prices.{endpoint.model}.{{input, output}}"

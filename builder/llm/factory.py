@@ -17,7 +17,8 @@ from builder.llm.client import LLMClient
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
 from builder.llm.protocol import ChatProvider
-from builder.llm.usage import Budget, ModelPrice, PriceTable, UsageLedger
+from builder.llm.budget import Budget, ledger_path
+from builder.llm.usage import ModelPrice, PriceTable, UsageLedger
 
 
 @dataclass
@@ -63,6 +64,16 @@ def _provider(
     )
 
 
+def price_table(cfg: PipelineConfig) -> PriceTable:
+    """The config's prices as the client uses them."""
+    return PriceTable(
+        {
+            name: ModelPrice(p.input, p.output, p.cached_input, p.cache_write, p.cache_write_1h)
+            for name, p in cfg.prices.items()
+        }
+    )
+
+
 def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
     """Teacher and agent clients with the config's cache, limits, retries, prices and budget."""
     stack = ExitStack()
@@ -71,12 +82,17 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
     if cfg.cache.enabled:
         cache_dir = Path(cfg.cache.dir) if cfg.cache.dir else out_dir / "cache"
         cache = RequestCache(cache_dir / "requests.sqlite")
-    prices = PriceTable(
-        {name: ModelPrice(p.input, p.output, p.cached_input) for name, p in cfg.prices.items()}
+    prices = price_table(cfg)
+    budget = Budget(
+        max_usd=cfg.limits.budget_usd,
+        max_tokens=cfg.limits.budget_tokens,
+        path=ledger_path(out_dir),
     )
-    budget = Budget(max_usd=cfg.limits.budget_usd, max_tokens=cfg.limits.budget_tokens)
+    stack.callback(budget.save)
     usage = UsageLedger()
-    retry = RetryPolicy(max_attempts=cfg.limits.max_retries + 1)
+    retry = RetryPolicy(
+        max_attempts=cfg.limits.max_retries + 1, max_retry_after_s=cfg.limits.max_retry_after_s
+    )
     limits_by_endpoint: dict[tuple[str, str | None], EndpointLimits] = {}
 
     def client(endpoint: EndpointConfig) -> LLMClient:
@@ -96,6 +112,7 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
             prices=prices,
             budget=budget,
             usage=usage,
+            deadline_s=cfg.limits.timeout_s,
         )
 
     teacher = client(cfg.teacher)

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from builder.llm.budget import budget_section
 from builder.runner.result import RunResult
 from builder.runner.shards import read_json
 
@@ -37,6 +38,7 @@ def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
             "agent requests saved by early exit": max(0, exhaustive - judged),
         },
         "redactions": dict(sorted(redactions.items())),
+        "budget": budget_section(out_dir),
         "run": dataclasses.asdict(result) | {"out_dir": str(out_dir)},
     }
     report = build_report(out_dir, usage=usage, extra=extra)

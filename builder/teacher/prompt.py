@@ -55,10 +55,12 @@ COMPRESSOR_SCHEMA: dict[str, Any] = {
             "anyOf": [
                 {"type": "string"},
                 {"type": "array", "items": {"type": "string"}},
+                {"type": "null"},
             ]
         },
     },
-    "required": ["type"],
+    # every property required (content may be null): what OpenAI's strict mode accepts
+    "required": ["type", "content"],
     "additionalProperties": False,
 }
 
