@@ -6,8 +6,6 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from builder.llm.endpoints import is_paid
-
 from builder.config.run_settings import (
     CacheConfig,
     LimitsConfig,
@@ -26,6 +24,7 @@ from builder.config.stages import (
     TeacherConfig,
     _Model,
 )
+from builder.llm.endpoints import is_paid
 
 HASH_EXCLUDED = (
     "limits",

@@ -82,9 +82,7 @@ class AnthropicProvider:
     async def _create(self, body: dict[str, Any], gate: Gate | NoGate) -> dict[str, Any]:
         async with gate.http(1) as sent:
             try:
-                result = await self._client.post(
-                    "/v1/messages", body=body, cast_to=dict[str, Any]
-                )
+                result = await self._client.post("/v1/messages", body=body, cast_to=dict[str, Any])
             except Exception as exc:
                 raise_mapped(exc, anthropic, self._label, self.api_key_env)
             if not isinstance(result, dict) or not isinstance(result.get("content"), list):

@@ -51,6 +51,8 @@ class Budget:
         self.peak_reserved_usd = 0.0
         self.largest_reservation_usd = 0.0
         self.refused = 0
+        self.stopped_at_usd: float | None = None  # the limit a refusal was made at
+        self.stopped_at_tokens: int | None = None
         self._saved_at = 0.0
         self._dirty = False
         if path is not None and path.exists():
@@ -58,6 +60,8 @@ class Budget:
                 data = json.loads(path.read_text())
                 self.spent_usd = float(data.get("spent_usd", 0.0))
                 self.spent_tokens = int(data.get("spent_tokens", 0))
+                self.stopped_at_usd = data.get("stopped_at_usd")
+                self.stopped_at_tokens = data.get("stopped_at_tokens")
             except (ValueError, TypeError, AttributeError) as exc:
                 raise ConfigError(
                     f"{path}: unreadable budget ledger ({exc}); it records what this output "
@@ -67,12 +71,14 @@ class Budget:
 
     def reserve(self, usd: float, tokens: int) -> Reservation:
         """Hold `usd` / `tokens` for a request about to be sent, or raise
-        `BudgetExceededError` when that would take spending past a limit."""
+        `BudgetExceededError` when that could take spending past a limit. Once refused at a
+        limit, the folder stays stopped at that limit (a rerun sends nothing) until the
+        limit is raised."""
         if self.max_usd is not None and (
-            self.spent_usd >= self.max_usd
-            or self.spent_usd + self.reserved_usd + usd > self.max_usd
+            self.spent_usd + self.reserved_usd + usd > self.max_usd
+            or (self.stopped_at_usd is not None and self.max_usd <= self.stopped_at_usd)
         ):
-            self.refused += 1
+            self._refuse("usd")
             raise BudgetExceededError(
                 f"budget reached: ${self.spent_usd:.4f} spent in this output folder "
                 f"(+${self.reserved_usd:.4f} reserved in flight) of limits.budget_usd="
@@ -81,10 +87,10 @@ class Budget:
                 "answers are not paid again."
             )
         if self.max_tokens is not None and (
-            self.spent_tokens >= self.max_tokens
-            or self.spent_tokens + self.reserved_tokens + tokens > self.max_tokens
+            self.spent_tokens + self.reserved_tokens + tokens > self.max_tokens
+            or (self.stopped_at_tokens is not None and self.max_tokens <= self.stopped_at_tokens)
         ):
-            self.refused += 1
+            self._refuse("tokens")
             raise BudgetExceededError(
                 f"budget reached: {self.spent_tokens} tokens spent in this output folder "
                 f"(+{self.reserved_tokens} reserved in flight) of "
@@ -97,6 +103,15 @@ class Budget:
         self.peak_reserved_usd = max(self.peak_reserved_usd, self.reserved_usd)
         self.largest_reservation_usd = max(self.largest_reservation_usd, usd)
         return Reservation(usd, tokens)
+
+    def _refuse(self, unit: str) -> None:
+        self.refused += 1
+        if unit == "usd":
+            self.stopped_at_usd = self.max_usd
+        else:
+            self.stopped_at_tokens = self.max_tokens
+        self._dirty = True
+        self.save()
 
     def settle(self, reservation: Reservation, usage: Usage | None, cost_usd: float) -> None:
         """Replace the reservation by what the reply reported (None: nothing billed)."""
@@ -131,6 +146,8 @@ class Budget:
             "largest_reservation_usd": self.largest_reservation_usd,
             "peak_reserved_usd": self.peak_reserved_usd,
             "refused_requests": self.refused,
+            "stopped_at_usd": self.stopped_at_usd,
+            "stopped_at_tokens": self.stopped_at_tokens,
         }
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from urllib.parse import urlsplit
 
 from builder.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
 from builder.llm.budget import Budget

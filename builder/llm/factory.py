@@ -12,12 +12,12 @@ from pathlib import Path
 
 from builder.config import EndpointConfig, PipelineConfig
 from builder.llm.anthropic_provider import AnthropicProvider
+from builder.llm.budget import Budget, ledger_path
 from builder.llm.cache import RequestCache
 from builder.llm.client import LLMClient
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
 from builder.llm.protocol import ChatProvider
-from builder.llm.budget import Budget, ledger_path
 from builder.llm.usage import ModelPrice, PriceTable, UsageLedger
 
 

@@ -26,7 +26,7 @@ CHARS_PER_TOKEN_WORST = 3  # prompt estimate for reservations: code and JSON run
 def prompt_estimate(request: ChatRequest, chars_per_token: int = 4) -> int:
     """A cheap estimate of the prompt's tokens from its characters."""
     chars = sum(len(m.content) + len(m.content_parts or "") for m in request.messages)
-    return chars // chars_per_token + 4 * len(request.messages)
+    return chars // chars_per_token
 
 
 def estimate_tokens(request: ChatRequest) -> int:

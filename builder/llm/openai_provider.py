@@ -61,6 +61,24 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+TRANSPORTS = ("httpx", "aiohttp")
+DEFAULT_TRANSPORT = "httpx"
+
+
+def _http_client(transport: str) -> Any:
+    """The SDK's HTTP client: httpx (its default) or aiohttp (`openai[aiohttp]`)."""
+    if transport == "aiohttp":
+        try:
+            return openai.DefaultAioHttpClient(verify=_tls_context())
+        except (RuntimeError, AttributeError) as exc:
+            raise ConfigError(
+                f"transport aiohttp needs `pip install 'openai[aiohttp]'` ({exc})"
+            ) from None
+    if transport != "httpx":
+        raise ConfigError(f"unknown transport {transport!r}; use one of {TRANSPORTS}")
+    return openai.DefaultAsyncHttpxClient(verify=_tls_context())
+
+
 class OpenAIProvider:
     provider = "openai"
     uses_gate = True  # opens the client's gate per HTTP request
@@ -73,6 +91,7 @@ class OpenAIProvider:
         api_key_env: str = "OPENAI_API_KEY",
         timeout: float = 120.0,
         max_connections: int = 256,
+        transport: str = DEFAULT_TRANSPORT,
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -86,15 +105,16 @@ class OpenAIProvider:
         # Several small connection pools instead of one big one: the HTTP pool scans all its
         # connections on every request, which at 64 in flight cost more CPU than the rest of
         # the client together (measured); requests go round-robin over the pools.
+        self.transport = transport
         self._clients = [
             openai.AsyncOpenAI(
                 api_key=api_key,
                 base_url=base_url,
                 timeout=timeout,
                 max_retries=0,
-                http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+                http_client=_http_client(transport),
             )
-            for _ in range(POOLS)
+            for _ in range(POOLS if transport == "httpx" else 1)
         ]
         self._next = itertools.cycle(self._clients)
         self._label = f"openai {model} at {base_url or 'api.openai.com'}"

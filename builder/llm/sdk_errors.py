@@ -86,7 +86,8 @@ def _is_quota(exc: Any) -> bool:
     body = getattr(exc, "body", None)
     found: list[Any] = []
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner: dict[str, Any] = error if isinstance(error, dict) else body
         found = [inner.get("code"), inner.get("type")]
     text = str(getattr(exc, "message", ""))
     return "insufficient_quota" in found or "insufficient_quota" in text

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from builder.errors import BudgetExceededError, ConfigError
+from builder.errors import ConfigError
 from builder.llm.protocol import Usage
 
 
@@ -153,8 +153,6 @@ class UsageLedger:
             "stages": {name: u.as_dict() for name, u in sorted(self.stages.items())},
             "total": self.total().as_dict(),
         }
-
-
 
 
 from builder.llm.budget import Budget  # noqa: E402  (kept importable from here)

@@ -99,16 +99,16 @@ def expected_judged(unique: float, pass_rate: float, max_per_step: int, exhausti
         width = min(need, left)
         expected = float(width)
         for passed in range(width + 1):
-            chance = math.comb(width, passed) * pass_rate**passed * (1 - pass_rate) ** (width - passed)
+            chance = (
+                math.comb(width, passed) * pass_rate**passed * (1 - pass_rate) ** (width - passed)
+            )
             expected += chance * go(left - width, need - passed)
         return expected
 
     return (1 - frac) * go(low, max_per_step) + frac * go(low + 1, max_per_step)
 
 
-def _bill(
-    stage: StageEstimate, prompt: int, shared: int, sends: int, provider: str
-) -> None:
+def _bill(stage: StageEstimate, prompt: int, shared: int, sends: int, provider: str) -> None:
     """Prompt tokens of `sends` HTTP requests with `shared` leading tokens in common: the
     first pays them in full (Anthropic: a cache write), the others read them from the cache
     when the prefix is long enough to be cached."""
@@ -128,9 +128,7 @@ def _step_estimates(
     teacher_n = settings.teacher_samples
     if teacher_n > 0:
         system, user = compressor_prompt(job)
-        request = teacher_request(
-            system, user, n=teacher_n, max_tokens=settings.teacher_max_tokens
-        )
+        request = teacher_request(system, user, n=teacher_n, max_tokens=settings.teacher_max_tokens)
         tokens = request_tokens(request.messages)
         fan_out = cfg.teacher.provider == "anthropic"
         t = out.setdefault("teacher", StageEstimate())
@@ -145,15 +143,15 @@ def _step_estimates(
     tokens = request_tokens(reference.messages, reference.tools)
     prefix = request_tokens(reference.messages[: reference.cache_prefix or 0], reference.tools)
     observation = count_tokens(job.step.observation)
-    agent_sends = 0
+    agent_sends = 0.0
     if settings.reference_mode == "sampled":
         r = out.setdefault("references", StageEstimate())
         r.requests += 1
-        sends = settings.reference_samples if fan_agent else 1
-        r.http_requests += sends
-        r.prompt_tokens += tokens * sends
+        samples = settings.reference_samples if fan_agent else 1
+        r.http_requests += samples
+        r.prompt_tokens += tokens * samples
         r.completion_tokens_max += settings.reference_samples * settings.agent_max_tokens
-        agent_sends += sends
+        agent_sends += samples
     unique = teacher_n * a.unique_valid + len(cfg.teacher.rules)
     judged = expected_judged(unique, a.pass_rate, settings.max_per_step, settings.exhaustive)
     j = out.setdefault("judgements", StageEstimate())

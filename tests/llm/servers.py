@@ -23,8 +23,9 @@ from typing import Any
 @dataclass(frozen=True)
 class Fault:
     """One scripted misbehaviour: `status` (with headers/body), `slow`, `truncate`,
-    `invalid_json` or `drop`. A body may contain `{auth}`: the key the client sent, echoed back
-    like some real servers do."""
+    `invalid_json`, `drop`, `trickle` (a valid body sent one byte every `delay_s`) or
+    `no_choices` (a 200 with an empty `choices` list). A body may contain `{auth}`: the key
+    the client sent, echoed back like some real servers do."""
 
     kind: str
     status: int = 500
@@ -94,6 +95,8 @@ class FakeAPIServer:
         faults: Iterable[Fault] = (),
         honour_n: bool = True,
         reject_json_schema: int | None = None,  # the status to refuse json_schema with
+        reject_strict: int | None = None,  # the status to refuse json_schema `strict` with
+        reject_max_tokens: bool = False,  # answer `max_tokens` as o-series models do
         text: TextResponder = default_text,
         anthropic_content: Callable[[dict[str, Any], int], list[dict[str, Any]]] | None = None,
         anthropic_usage: dict[str, int] | None = None,
@@ -103,6 +106,8 @@ class FakeAPIServer:
         self.faults: deque[Fault] = deque(faults)
         self.honour_n = honour_n
         self.reject_json_schema = reject_json_schema
+        self.reject_strict = reject_strict
+        self.reject_max_tokens = reject_max_tokens
         self.text = text
         self.anthropic_content = anthropic_content
         self.anthropic_usage = anthropic_usage or {"input_tokens": 10, "output_tokens": 5}
@@ -156,6 +161,14 @@ class FakeAPIServer:
         if self.reject_json_schema and fmt.get("type") == "json_schema":
             detail = "response_format.type: Input should be 'text' or 'json_object'"
             return self.reject_json_schema, {"detail": [{"msg": detail}]}
+        if self.reject_strict and (fmt.get("json_schema") or {}).get("strict"):
+            return self.reject_strict, {"error": {"message": "strict is not supported"}}
+        if self.reject_max_tokens and "max_tokens" in body:
+            message = (
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead."
+            )
+            return 400, {"error": {"message": message, "param": "max_tokens"}}
         return 200, openai_completion(body, number, honour_n=self.honour_n, text=self.text)
 
     def anthropic_answer(self, body: dict[str, Any], number: int) -> tuple[int, dict[str, Any]]:
@@ -219,6 +232,21 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
                 return
             elif fault is not None and fault.kind == "invalid_json":
                 self._send(200, b'{"id": "chatcmpl-x", "choices": [{"index": 0,,,}')
+                return
+            elif fault is not None and fault.kind == "trickle":
+                payload = json.dumps(openai_completion(body, number)).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(fault.delay_s)
+                return
+            elif fault is not None and fault.kind == "no_choices":
+                answer = openai_completion(body, number) | {"choices": []}
+                self._send(200, json.dumps(answer).encode())
                 return
             elif fault is not None and fault.kind == "status":
                 auth = self.headers.get("authorization") or self.headers.get("x-api-key") or ""
