@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import tempfile
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -18,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from builder.config import PipelineConfig
+from builder.llm.cache import request_key
 from builder.llm.factory import price_table
+from builder.llm.protocol import ChatRequest
 from builder.nap import StepJob, _agent_request, compressor_prompt
 from builder.runner.run import ingest_into, ingest_is_current, nap_settings
 from builder.runner.shard_work import ScrubSettings, prepare_shard
@@ -66,6 +69,7 @@ class Plan:
     seconds_by_limit: dict[str, float] = field(default_factory=dict)
     assumptions: dict[str, Any] = field(default_factory=dict)
     unpriced: list[str] = field(default_factory=list)
+    cached_requests: int = 0  # teacher / reference requests already in the request cache
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -120,15 +124,64 @@ def _bill(stage: StageEstimate, prompt: int, shared: int, sends: int, provider: 
         stage.cache_write_tokens += shared
 
 
+class Dedup:
+    """Identical requests are sent once per run and never again once cached: keys seen in
+    this plan, or found in the run's request cache, cost nothing."""
+
+    def __init__(self, cfg: PipelineConfig) -> None:
+        self.cfg = cfg
+        self.seen: set[str] = set()
+        self.cached = 0
+        self._db: sqlite3.Connection | None = None
+        path = cfg.cache_dir() / "requests.sqlite"
+        if cfg.cache.enabled and path.exists():
+            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+    def is_new(self, role: str, request: ChatRequest) -> bool:
+        endpoint = self.cfg.teacher if role == "teacher" else self.cfg.agent
+        provider = "openai" if endpoint.provider == "local-server" else endpoint.provider
+        key = request_key(provider, endpoint.base_url, endpoint.model, request)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        if self._db is not None:
+            query = "SELECT 1 FROM responses WHERE key = ?"
+            if self._db.execute(query, (key,)).fetchone() is not None:
+                self.cached += 1
+                return False
+        return True
+
+
 def _step_estimates(
-    job: StepJob, cfg: PipelineConfig, a: PlanAssumptions
+    job: StepJob, cfg: PipelineConfig, a: PlanAssumptions, dedup: Dedup
 ) -> dict[str, StageEstimate]:
     settings = nap_settings(cfg)
     out: dict[str, StageEstimate] = {}
     teacher_n = settings.teacher_samples
-    if teacher_n > 0:
-        system, user = compressor_prompt(job)
-        request = teacher_request(system, user, n=teacher_n, max_tokens=settings.teacher_max_tokens)
+    system, user = compressor_prompt(job)
+    request = teacher_request(
+        system,
+        user,
+        n=teacher_n,
+        temperature=settings.teacher_temperature,
+        max_tokens=settings.teacher_max_tokens,
+        seed=settings.seed,
+        structured=settings.teacher_structured,
+    )
+    reference = _agent_request(
+        job,
+        None,
+        n=settings.reference_samples,
+        temperature=settings.reference_temperature,
+        seed=settings.seed,
+        settings=settings,
+    )
+    new_teacher = teacher_n > 0 and dedup.is_new("teacher", request)
+    sampled = settings.reference_mode == "sampled"
+    new_reference = sampled and dedup.is_new("agent", reference)
+    if not new_teacher and sampled and not new_reference:
+        return out  # same candidates and contexts as an earlier step: every answer is cached
+    if new_teacher:
         tokens = request_tokens(request.messages)
         fan_out = cfg.teacher.provider == "anthropic"
         t = out.setdefault("teacher", StageEstimate())
@@ -137,14 +190,11 @@ def _step_estimates(
         _bill(t, tokens, tokens, teacher_n if fan_out else 1, cfg.teacher.provider)
         t.completion_tokens_max += teacher_n * settings.teacher_max_tokens
     fan_agent = cfg.agent.provider == "anthropic"
-    reference = _agent_request(
-        job, None, n=settings.reference_samples, temperature=0.7, seed=0, settings=settings
-    )
     tokens = request_tokens(reference.messages, reference.tools)
     prefix = request_tokens(reference.messages[: reference.cache_prefix or 0], reference.tools)
     observation = count_tokens(job.step.observation)
     agent_sends = 0.0
-    if settings.reference_mode == "sampled":
+    if new_reference:
         r = out.setdefault("references", StageEstimate())
         r.requests += 1
         samples = settings.reference_samples if fan_agent else 1
@@ -228,9 +278,11 @@ def make_plan(cfg: PipelineConfig, assumptions: PlanAssumptions | None = None) -
             ingest_into(cfg, Path(tmp))
             jobs, trajectories = _jobs(cfg, Path(tmp))
     plan = Plan(len(jobs), trajectories, assumptions=asdict(a))
+    dedup = Dedup(cfg)
     for job in jobs:
-        for name, estimate in _step_estimates(job, cfg, a).items():
+        for name, estimate in _step_estimates(job, cfg, a, dedup).items():
             plan.stages.setdefault(name, StageEstimate()).add(estimate)
+    plan.cached_requests = dedup.cached
     _price(plan, cfg)
     for stage in plan.stages.values():
         plan.total.add(stage)
@@ -273,7 +325,10 @@ def render_plan(plan: Plan, cfg: PipelineConfig) -> str:
         f"and the teacher samples their whole prompt; prefixes of {MIN_CACHEABLE}+ tokens are "
         "read from the provider's cache after the first request (cached_input price; "
         "Anthropic's first request writes it at cache_write, 1.25x input); shorter ones are "
-        "billed in full. Answers already in the request cache would cost nothing (not counted).",
+        "billed in full.",
+        "identical requests are counted once; requests already in the request cache "
+        f"({plan.cached_requests} teacher/reference requests, and their steps' judge "
+        "requests when both are cached) are not counted: they cost nothing.",
         "HTTP: OpenAI-compatible endpoints are assumed to honour n; Anthropic sends one "
         "request per sample.",
     ]
