@@ -47,8 +47,8 @@ def test_budget_stops_scheduling_and_a_bigger_budget_resumes(tmp_path: Path) -> 
 
 
 PRICES = {
-    "fake-teacher": {"input": 1000.0, "cached_input": 100.0, "output": 4000.0},
-    "fake-agent": {"input": 1000.0, "cached_input": 100.0, "output": 4000.0},
+    "fake-teacher": {"input": 1000.0, "cached_input": 100.0, "output": 10.0},
+    "fake-agent": {"input": 1000.0, "cached_input": 100.0, "output": 10.0},
 }
 
 
