@@ -35,6 +35,8 @@ HASH_EXCLUDED = (
     "publish",
     "teacher.api_key_env",
     "agent.api_key_env",
+    "teacher.transport",
+    "agent.transport",
 )
 """Keys that do not change any row of the output, so changing them keeps the config hash and a
 run can be resumed with, say, more concurrency or a new budget."""

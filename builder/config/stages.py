@@ -92,6 +92,11 @@ class EndpointConfig(_Model):
     )
     temperature: float = Field(default=1.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=1024, ge=1, description="Maximum new tokens per completion.")
+    transport: Literal["httpx", "aiohttp"] = Field(
+        default="httpx",
+        description="HTTP stack under the OpenAI SDK: `httpx` (pooled) or `aiohttp` "
+        "(needs `openai[aiohttp]`); see benchmarks/bench_run.py for which is faster here.",
+    )
 
     @field_validator("api_key_env")
     @classmethod

@@ -60,7 +60,11 @@ def _provider(
         )
     key_env = endpoint.api_key_env or "OPENAI_API_KEY"
     return OpenAIProvider(
-        endpoint.model, base_url=endpoint.base_url, api_key_env=key_env, timeout=timeout
+        endpoint.model,
+        base_url=endpoint.base_url,
+        api_key_env=key_env,
+        timeout=timeout,
+        transport=endpoint.transport,
     )
 
 

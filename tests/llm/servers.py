@@ -288,8 +288,13 @@ class AsyncOpenAIServer:
     asyncio, and tracks in-flight requests the same way.
     """
 
-    def __init__(self, *, latency_s: float = 0.0) -> None:
+    def __init__(
+        self, *, latency_s: float = 0.0, text: TextResponder = default_text, record: bool = False
+    ) -> None:
         self.latency_s = latency_s
+        self.text = text
+        self.record = record  # keep request bodies (GET /bodies), for replaying them
+        self.bodies: list[dict[str, Any]] = []
         self.count = 0
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -328,18 +333,22 @@ class AsyncOpenAIServer:
     async def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         self.count += 1
+        number = self.count
+        if self.record:
+            self.bodies.append(body)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
-            return openai_completion(body, self.count)
+            return openai_completion(body, number, text=self.text)
         finally:
             self.in_flight -= 1
             self.intervals.append((started, time.perf_counter()))
 
     def stats(self) -> dict[str, float]:
-        """Served count, peak and time-averaged in-flight requests (also at `GET /stats`)."""
+        """Served count, peak and time-averaged in-flight requests (also at `GET /stats`;
+        `GET /bodies` gives the recorded bodies, `GET /reset` starts a new measurement)."""
         if not self.intervals:
             return {"count": 0, "peak_in_flight": 0, "mean_in_flight": 0.0}
         start = min(a for a, _ in self.intervals)
@@ -372,6 +381,12 @@ class AsyncOpenAIServer:
                 body = json.loads(await reader.readexactly(length) or b"{}")
                 if head.startswith(b"GET /stats"):
                     answer = self.stats()
+                elif head.startswith(b"GET /bodies"):
+                    answer = {"bodies": self.bodies}
+                elif head.startswith(b"GET /reset"):  # a new measurement starts
+                    self.count = self.peak_in_flight = 0
+                    self.intervals, self.bodies = [], []
+                    answer = {"reset": True}
                 else:
                     answer = await self._complete(body)
                 payload = json.dumps(answer).encode()

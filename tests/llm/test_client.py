@@ -97,7 +97,7 @@ def test_budget_in_tokens_stops_new_requests_but_not_cache_hits(tmp_path: Path) 
     budget = Budget(max_tokens=2000)
     client = LLMClient(provider, cache=RequestCache(tmp_path / "c.sqlite"), budget=budget)
     run(client, ask("a"), ask("b"))  # 1100 tokens each: the second crosses the limit
-    with pytest.raises(BudgetExceededError, match="limits.budget_tokens=2000"):
+    with pytest.raises(BudgetExceededError, match=r"limits\.budget_tokens=2000"):
         run(client, ask("c"))
     assert provider.calls == 2
     (again,) = run(client, ask("a"))
