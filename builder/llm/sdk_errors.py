@@ -106,9 +106,25 @@ def _server_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))[:500]
 
 
+def _dropped_cause(exc: BaseException) -> str | None:
+    """The name of a dropped-connection error in `exc`'s cause chain, if any."""
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(6):
+        if seen is None:
+            return None
+        name = type(seen).__name__
+        if "Disconnected" in name or name in ("ConnectionResetError", "ClientOSError"):
+            return name
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def map_error(exc: BaseException, sdk: ModuleType, label: str, key_env: str) -> LLMError | None:
     """Our error for an SDK / transport / decoding exception, or None for anything else."""
     if isinstance(exc, sdk.APITimeoutError):
+        dropped = _dropped_cause(exc)
+        if dropped is not None:  # httpx-aiohttp reports a dropped connection as a timeout
+            return TransientLLMError(f"{label}: connection failed ({dropped})", kind="connection")
         return TransientLLMError(f"{label}: request timed out", kind="timeout")
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__

@@ -122,11 +122,16 @@ def test_a_reply_with_no_choices_is_retried_as_such_without_switching_modes() ->
     request = ChatRequest((Message("user", "hi"),), n=3)
     with FakeAPIServer(faults=[Fault("no_choices")]) as server:
         provider = OpenAIProvider("gpt-test", base_url=server.base_url)
-        with pytest.raises(TransientLLMError, match="0 choices for n=3") as caught:
-            complete(provider, request)
-        assert caught.value.kind == "few_choices"
-        assert provider.capabilities.n is None  # not "ignores n" for the rest of the run
-        response = complete(provider, request)
+
+        async def twice() -> tuple[TransientLLMError, None | bool, ChatResponse]:
+            with pytest.raises(TransientLLMError, match="0 choices for n=3") as caught:
+                await provider.complete(request)
+            seen = provider.capabilities.n
+            return caught.value, seen, await provider.complete(request)
+
+        error, seen, response = asyncio.run(twice())
+        assert error.kind == "few_choices"
+        assert seen is None  # not "ignores n" for the rest of the run
         assert server.count == 2 and server.requests[1]["n"] == 3
     assert len(response.completions) == 3 and provider.capabilities.n is True
 
