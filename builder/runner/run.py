@@ -119,6 +119,17 @@ def discard_stale(out_dir: Path, digest: str) -> None:
 ClientFactory = Callable[[PipelineConfig, Path], Clients]
 
 
+async def _run_then_close(
+    cfg: PipelineConfig, out_dir: Path, clients: Clients, digest: str, result: RunResult
+) -> None:
+    """The shards, then the HTTP connections closed on the loop that opened them."""
+    try:
+        await run_shards(cfg, out_dir, clients, digest, result, nap_settings(cfg))
+    finally:
+        for client in {id(c.provider): c for c in (clients.teacher, clients.agent)}.values():
+            await client.aclose()
+
+
 def run_pipeline(
     cfg: PipelineConfig,
     *,
@@ -145,7 +156,7 @@ def run_pipeline(
     clients = clients_factory(cfg, out_dir)
     try:
         nap_started = time.perf_counter()
-        asyncio.run(run_shards(cfg, out_dir, clients, digest, result, nap_settings(cfg)))
+        asyncio.run(_run_then_close(cfg, out_dir, clients, digest, result))
         result.stage_seconds["nap"] = time.perf_counter() - nap_started
     finally:
         clients.close()

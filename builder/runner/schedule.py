@@ -35,6 +35,7 @@ class _Stopper:
         self.requested = False
         self.signalled = False
         self.abandoned = 0
+        self.forced = False
         self.tasks: set[asyncio.Task[Any]] = set()
 
     def __call__(self, signum: int) -> None:
@@ -47,6 +48,7 @@ class _Stopper:
             )
             return
         log.warning("%s again: abandoning the shards in flight; completed shards are kept", name)
+        self.forced = True
         self.abandoned = len(self.tasks)
         for task in self.tasks:
             task.cancel()
@@ -138,7 +140,7 @@ async def run_shards(
 
 def _describe_interrupt(result: RunResult, stopper: _Stopper, not_started: int) -> None:
     """Say what a signal really did: abandoned shards, unstarted ones, or nothing at all."""
-    if stopper.abandoned:
+    if stopper.forced:
         result.stopped = "interrupted"
         result.stop_detail = (
             f"interrupted twice: {stopper.abandoned} shard(s) in flight abandoned, "
