@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builder.config import EndpointConfig, PipelineConfig
-from builder.llm.anthropic_provider import AnthropicProvider
 from builder.llm.budget import Budget, ledger_path
 from builder.llm.cache import RequestCache
 from builder.llm.client import LLMClient
@@ -54,6 +53,8 @@ def _provider(
             )
         return shared["local-server"]
     if endpoint.provider == "anthropic":
+        from builder.llm.anthropic_provider import AnthropicProvider  # a 1-3 s import: lazily
+
         key_env = endpoint.api_key_env or "ANTHROPIC_API_KEY"
         return AnthropicProvider(
             endpoint.model, base_url=endpoint.base_url, timeout=timeout, api_key_env=key_env
