@@ -123,7 +123,7 @@ def test_a_reply_with_no_choices_is_retried_as_such_without_switching_modes() ->
     with FakeAPIServer(faults=[Fault("no_choices")]) as server:
         provider = OpenAIProvider("gpt-test", base_url=server.base_url)
 
-        async def twice() -> tuple[TransientLLMError, None | bool, ChatResponse]:
+        async def twice() -> tuple[TransientLLMError, bool | None, ChatResponse]:
             with pytest.raises(TransientLLMError, match="0 choices for n=3") as caught:
                 await provider.complete(request)
             seen = provider.capabilities.n
