@@ -6,7 +6,8 @@ after `--latency` seconds. For each transport (httpx, aiohttp under the OpenAI S
 - the whole run: `nap-builder run` as a subprocess, timed from process start to its exit
   (ingest, NAP stages, report and plots), at `limits.concurrency` in flight;
 - the floor: the very requests that run sent (recorded by the server), replayed by a bare
-  async HTTP client (httpx, no SDK) at the same concurrency against the same server;
+  async HTTP client (aiohttp, bodies encoded beforehand, no SDK) at the same concurrency
+  against the same server;
 - in flight: requests being served at the server, averaged over the NAP stage's time span,
   as a fraction of the concurrency limit.
 Targets: whole run <= 1.25x the floor, >= 95% of the concurrency limit in flight.
@@ -97,15 +98,22 @@ def control(base_url: str, what: str) -> dict[str, Any]:
 
 
 async def replay(base_url: str, bodies: list[dict[str, Any]], concurrency: int) -> float:
-    """The floor: the same bodies POSTed by a bare httpx client, `concurrency` at a time."""
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as client:
-        queue = iter(bodies)
+    """The floor: the same bodies, encoded beforehand, POSTed by a bare aiohttp client
+    (no SDK, no pydantic, one connection per worker), `concurrency` at a time."""
+    import aiohttp
+
+    payloads = [json.dumps(b).encode() for b in bodies]
+    url = f"{base_url}/chat/completions"
+    headers = {"content-type": "application/json"}
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        queue = iter(payloads)
 
         async def worker() -> None:
-            for body in queue:
-                response = await client.post("/chat/completions", json=body)
-                response.raise_for_status()
+            for payload in queue:
+                async with session.post(url, data=payload, headers=headers) as response:
+                    response.raise_for_status()
+                    await response.read()
 
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
