@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -120,9 +121,11 @@ async def replay(base_url: str, bodies: list[dict[str, Any]], concurrency: int) 
         return time.perf_counter() - started
 
 
-def whole_run(cfg_path: Path, out: Path) -> float:
-    """`nap-builder run` in a fresh process: seconds from spawn to exit."""
+def whole_run(cfg_path: Path, out: Path) -> tuple[float, float]:
+    """`nap-builder run` in a fresh process: seconds from spawn to exit, and its CPU seconds
+    (user + system; on a loaded machine the wall time says more about the neighbours)."""
     shutil.rmtree(out, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "builder.cli", "run", str(cfg_path)],
@@ -132,9 +135,11 @@ def whole_run(cfg_path: Path, out: Path) -> float:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return seconds
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return seconds, cpu
 
 
 def measure(
@@ -155,7 +160,7 @@ def measure(
         )
     )
     control(base_url, "reset")
-    wall = whole_run(cfg_path, out)
+    wall, cpu = whole_run(cfg_path, out)
     served = control(base_url, "stats")
     bodies = control(base_url, "bodies")["bodies"]
     control(base_url, "reset")
@@ -167,6 +172,8 @@ def measure(
         "requests": len(bodies),
         "eligible_steps": report["totals"]["eligible_steps"],
         "run_wall_s": round(wall, 2),
+        "run_cpu_s": round(cpu, 2),
+        "cpu_ms_per_request": round(1000 * cpu / max(1, len(bodies)), 2),
         "nap_stages_s": round(stages["nap"], 2),
         "ingest_s": round(stages["ingest"], 2),
         "start_report_plots_s": round(wall - stages["nap"] - stages["ingest"], 2),
@@ -190,7 +197,11 @@ def main() -> None:
     work = BENCH / "run"
     shutil.rmtree(work, ignore_errors=True)
     corpus = replicate_samples(work / "corpus", args.copies)
-    figures: dict[str, Any] = {"latency_s": args.latency, "concurrency": args.concurrency}
+    figures: dict[str, Any] = {
+        "latency_s": args.latency,
+        "concurrency": args.concurrency,
+        "loadavg_1m_before": round(os.getloadavg()[0], 1),
+    }
     with endpoint_process(args.latency) as base_url:
         for transport in args.transports.split(","):
             figures[transport] = measure(base_url, corpus, work, args, transport)
@@ -199,6 +210,7 @@ def main() -> None:
             cfg_path = work / f"bench-{args.transports.split(',')[0]}.yaml"
             seconds, steps, sent = asyncio.run(sequential(out, cfg_path, base_url))
             figures["sequential"] = {"seconds": round(seconds, 2), "steps": steps, "sent": sent}
+    figures["loadavg_1m_after"] = round(os.getloadavg()[0], 1)
     BENCH.mkdir(exist_ok=True)
     (BENCH / "run.json").write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
