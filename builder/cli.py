@@ -51,7 +51,8 @@ def _plan(args: argparse.Namespace) -> int:
     import json
 
     from builder.config import load_config
-    from builder.runner.plan import PlanAssumptions, make_plan, render_plan
+    from builder.runner.plan import PlanAssumptions, make_plan
+    from builder.runner.plan_text import render_plan
 
     config = load_config(Path(args.config), args.set or [])
     assumptions = PlanAssumptions(
