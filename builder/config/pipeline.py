@@ -24,6 +24,7 @@ from builder.config.stages import (
     TeacherConfig,
     _Model,
 )
+from builder.llm.endpoints import is_paid
 
 HASH_EXCLUDED = (
     "limits",
@@ -34,6 +35,8 @@ HASH_EXCLUDED = (
     "publish",
     "teacher.api_key_env",
     "agent.api_key_env",
+    "teacher.transport",
+    "agent.transport",
 )
 """Keys that do not change any row of the output, so changing them keeps the config hash and a
 run can be resumed with, say, more concurrency or a new budget."""
@@ -75,8 +78,8 @@ class PipelineConfig(_Model):
         if self.limits.budget_usd is None:
             return self
         for role, endpoint in (("teacher", self.teacher), ("agent", self.agent)):
-            remote = endpoint.provider in ("openai", "anthropic")
-            if remote and endpoint.model not in self.prices:
+            paid = is_paid(endpoint.provider, endpoint.base_url)
+            if paid and endpoint.model not in self.prices:
                 raise ValueError(
                     f"limits.budget_usd is set but prices has no entry for {role}.model "
                     f"{endpoint.model!r}: add prices.{endpoint.model}.{{input, output}}"
