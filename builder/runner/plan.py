@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from builder.config import PipelineConfig
-from builder.llm.cache import request_key
 from builder.llm.batch.backend import BATCH_DISCOUNT
+from builder.llm.cache import request_key
 from builder.llm.factory import price_table
 from builder.llm.protocol import ChatRequest
 from builder.nap import StepJob, _agent_request, compressor_prompt
