@@ -254,3 +254,41 @@ def _types_in(annotation: object) -> list[object]:
     for arg in get_args(annotation):
         found += _types_in(arg)
     return found
+
+
+@pytest.mark.parametrize(
+    ("agent", "named"),
+    [
+        ("agent.provider=anthropic", "'anthropic' offers none"),
+        ("agent.provider=openai", "OpenAI chat API"),
+        ("agent.provider=local-server", "llama.cpp server"),
+        ("agent.base_url=http://127.0.0.1:8000/v1", "gate.likelihood_api"),
+    ],
+)
+def test_likelihood_on_an_endpoint_without_prompt_logprobs_names_the_key(
+    minimal: Path, agent: str, named: str
+) -> None:
+    overrides = ["gate.mode=likelihood", agent]
+    if "base_url" in agent:
+        overrides.append("agent.provider=openai")
+    with pytest.raises(ConfigError) as error:
+        load_config(minimal, overrides)
+    assert "gate.mode: likelihood" in str(error.value) and named in str(error.value)
+
+
+def test_likelihood_settings_load_where_prompt_logprobs_exist(minimal: Path) -> None:
+    cfg = load_config(minimal, ["gate.mode=likelihood", "agent.provider=local"])
+    assert (cfg.gate.likelihood_score, cfg.gate.likelihood_threshold) == ("mean", 0.5)
+    served = load_config(
+        minimal,
+        [
+            "gate.mode=likelihood",
+            "agent.provider=openai",
+            "agent.base_url=http://127.0.0.1:8000/v1",
+            "gate.likelihood_api=sglang",
+            "gate.likelihood_score=grounded",
+            "gate.control_floor=0.9",
+        ],
+    )
+    assert served.gate.likelihood_api == "sglang" and served.gate.control_floor == 0.9
+    assert load_config(minimal).gate.mode == "generate"

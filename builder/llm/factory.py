@@ -14,6 +14,7 @@ from builder.config import EndpointConfig, PipelineConfig
 from builder.llm.anthropic_provider import AnthropicProvider
 from builder.llm.cache import RequestCache
 from builder.llm.client import LLMClient
+from builder.llm.likelihood import LikelihoodProvider, Scorer
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
 from builder.llm.protocol import ChatProvider
@@ -28,6 +29,7 @@ class Clients:
     cache: RequestCache | None
     budget: Budget
     _stack: ExitStack = field(default_factory=ExitStack)
+    scorer: Scorer | None = None  # prompt log-probabilities, only for gate.mode: likelihood
 
     def close(self) -> None:
         self._stack.close()
@@ -100,4 +102,31 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
 
     teacher = client(cfg.teacher)
     agent = client(cfg.agent)
-    return Clients(teacher, agent, usage, cache, budget, stack)
+    scorer = None
+    if cfg.gate.mode == "likelihood":
+        scorer = Scorer(
+            likelihood_provider(cfg, shared),
+            limits=limits_by_endpoint[(agent.provider.provider, agent.provider.base_url)],
+            retry=retry,
+        )
+    return Clients(teacher, agent, usage, cache, budget, stack, scorer)
+
+
+def likelihood_provider(cfg: PipelineConfig, shared: dict[str, ChatProvider]) -> LikelihoodProvider:
+    """The agent endpoint's prompt log-probabilities (the config validator already refused
+    endpoints that have none)."""
+    agent = cfg.agent
+    if agent.provider == "local":
+        local = shared["local"]
+        assert isinstance(local, LikelihoodProvider)
+        return local
+    from builder.llm.likelihood_http import SGLangLikelihood, VLLMLikelihood
+
+    assert agent.base_url is not None
+    kind = SGLangLikelihood if cfg.gate.likelihood_api == "sglang" else VLLMLikelihood
+    return kind(
+        agent.model,
+        base_url=agent.base_url,
+        api_key_env=agent.api_key_env or "OPENAI_API_KEY",
+        timeout=cfg.limits.timeout_s,
+    )

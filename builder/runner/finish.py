@@ -7,11 +7,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from builder.nap import NapSettings
 from builder.runner.result import RunResult
 from builder.runner.shards import read_json
 
 
-def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
+def finish_report(
+    out_dir: Path, result: RunResult, settings: NapSettings | None = None
+) -> dict[str, Any]:
     """report.json, report.md and plots from the tables and the markers of every shard."""
     from builder.runner.plots import write_plots
     from builder.runner.report import build_report, write_report
@@ -20,6 +23,7 @@ def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
     markers = [m for m in markers if isinstance(m, dict)]
     made = sum(m.get("agent_requests", 0) for m in markers)
     judged = sum(m.get("judge_requests", 0) for m in markers)
+    control_sent = sum(m.get("control_requests", 0) for m in markers)
     exhaustive = sum(m.get("judge_requests_exhaustive", 0) for m in markers)
     redactions: Counter[str] = Counter()
     for m in markers:
@@ -35,14 +39,36 @@ def finish_report(out_dir: Path, result: RunResult) -> dict[str, Any]:
             "agent requests for judging": judged,
             "agent requests for judging, exhaustive": exhaustive,
             "agent requests saved by early exit": max(0, exhaustive - judged),
+            "agent requests for the control": control_sent,
         },
         "redactions": dict(sorted(redactions.items())),
         "run": dataclasses.asdict(result) | {"out_dir": str(out_dir)},
     }
-    report = build_report(out_dir, usage=usage, extra=extra)
+    settings = settings or NapSettings()
+    extra["gate"] = gate_section(settings)
+    report = build_report(
+        out_dir,
+        usage=usage,
+        extra=extra,
+        control_floor=settings.control_floor,
+        control_mode=settings.control_mode,
+    )
     write_report(out_dir, report)
     write_plots(out_dir, intent_of=intent_of)
     return report
+
+
+def gate_section(settings: NapSettings) -> dict[str, Any]:
+    """Which gate judged this run, for the report and the card."""
+    section: dict[str, Any] = {"mode": settings.gate_mode}
+    if settings.gate_mode == "likelihood":
+        section |= {
+            "likelihood_score": settings.likelihood_score,
+            "threshold": settings.likelihood_threshold,
+        }
+    else:
+        section |= {"similarity": settings.similarity, "threshold": settings.threshold}
+    return section | {"aggregate": settings.aggregate, "top_k": settings.top_k}
 
 
 def intent_of(command: str | None) -> str:

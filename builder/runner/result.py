@@ -38,6 +38,14 @@ class RunResult:
         for key in ("trajectories", "eligible_steps", "candidates", "passing", "selected"):
             if key in totals:
                 lines.append(f"{key}: {totals[key]}")
+        control = self.report.get("control", {})
+        if control.get("pass_rate") is not None:
+            lines.append(
+                f"control: agent reproduced its reference on {control['reproduced']}/"
+                f"{control['steps']} raw observations ({control['pass_rate']:.0%})"
+            )
+        if control.get("warning"):
+            lines.append(f"WARNING: {control['warning']}")
         if self.stopped:
             lines.append(f"stopped early: {self.stopped}; run the same command again to resume")
         lines.append(f"report: {self.out_dir / 'report.md'}")

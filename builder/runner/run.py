@@ -53,6 +53,11 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
         exhaustive=cfg.selection.exhaustive,
         max_preference_pairs=cfg.selection.max_preference_pairs,
         seed=cfg.seed,
+        gate_mode=cfg.gate.mode,
+        likelihood_score=cfg.gate.likelihood_score,
+        likelihood_threshold=cfg.gate.likelihood_threshold,
+        control=cfg.gate.control,
+        control_floor=cfg.gate.control_floor,
     )
 
 
@@ -140,7 +145,10 @@ def run_pipeline(
             out_dir / "_state" / "usage" / f"{time.time_ns()}.json", clients.usage.as_dict()
         )
     report_started = time.perf_counter()
-    result.report = finish_report(out_dir, result)
+    result.report = finish_report(out_dir, result, nap_settings(cfg))
     result.stage_seconds["report"] = time.perf_counter() - report_started
+    warning = result.report.get("control", {}).get("warning")
+    if warning:
+        log.warning("%s", warning)
     result.seconds = time.perf_counter() - started
     return result

@@ -1,0 +1,104 @@
+"""The scripted NAP endpoint of `nap_server`, plus prompt log-probabilities in vLLM's and
+SGLang's documented shapes, so likelihood mode runs end to end over real HTTP.
+
+- `POST /v1/completions` with `prompt_logprobs` (vLLM): per choice a `prompt_logprobs` list,
+  `None` for the first token, else `{token_id: {"logprob", "rank", "decoded_token"}}`.
+- `POST /generate` with `return_logprob`, `logprob_start_len`, `return_text_in_logprobs`
+  (SGLang): per prompt `meta_info.input_token_logprobs` = `[[logprob, token_id, text], ...]`
+  from `logprob_start_len` on.
+
+The scripted model agrees with the scripted agent by construction: the agent "gets lost" when
+the observation is a plain summary, so the assistant turn after such an observation gets
+log-probability -5 per token, and -0.1 otherwise. A plain summary therefore fails the
+likelihood gate exactly where it fails the generate gate.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.llm.servers import FakeAPIServer
+from tests.runner.nap_server import nap_text
+
+_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
+MODEL_TURN = "<start_of_turn>model\n"
+USER_TURN = "<start_of_turn>user\n"
+LOST = "[output compressed: summary"
+PREFIX_LOGPROB, KEPT_LOGPROB, LOST_LOGPROB = -1.0, -0.1, -5.0
+
+
+def scripted_logprobs(text: str) -> list[tuple[str, float | None]]:
+    """(token text, logprob) of every token of `text`; the first token has none."""
+    turn = text.rfind(MODEL_TURN)
+    continuation_at = turn + len(MODEL_TURN) if turn >= 0 else len(text)
+    last_user = text.rfind(USER_TURN, 0, max(turn, 0))
+    lost = LOST in text[last_user:turn] if turn >= 0 else False
+    pieces: list[tuple[str, float | None]] = []
+    for match in _TOKEN.finditer(text):
+        if match.start() >= continuation_at:
+            value = LOST_LOGPROB if lost else KEPT_LOGPROB
+        else:
+            value = PREFIX_LOGPROB
+        pieces.append((match.group(), value if pieces else None))
+    return pieces
+
+
+def _prompts(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+class LogprobServer(FakeAPIServer):
+    """`nap_server` with the vLLM and SGLang prompt log-probability routes."""
+
+    def __init__(self, latency_s: float = 0.0) -> None:
+        super().__init__(api="openai", latency_s=latency_s, text=nap_text)
+
+    def other_answer(self, path: str, body: dict[str, Any], number: int) -> tuple[int, Any]:
+        if path.endswith("/v1/completions") and "prompt_logprobs" in body:
+            return 200, self.vllm_answer(body)
+        if path.endswith("/generate") and body.get("return_logprob"):
+            return 200, self.sglang_answer(body)
+        return super().other_answer(path, body, number)
+
+    @staticmethod
+    def vllm_answer(body: dict[str, Any]) -> dict[str, Any]:
+        choices = []
+        total = 0
+        for index, prompt in enumerate(_prompts(body["prompt"])):
+            entries: list[dict[str, Any] | None] = []
+            for position, (token, logprob) in enumerate(scripted_logprobs(prompt)):
+                entry = {"logprob": logprob, "rank": 1, "decoded_token": token}
+                entries.append(None if logprob is None else {str(1000 + position): entry})
+            total += len(entries)
+            choices.append(
+                {
+                    "index": index,
+                    "text": " x",
+                    "logprobs": None,
+                    "finish_reason": "length",
+                    "prompt_logprobs": entries,
+                }
+            )
+        usage = {"prompt_tokens": total, "completion_tokens": len(choices)}
+        return {"id": "cmpl-x", "object": "text_completion", "choices": choices, "usage": usage}
+
+    @staticmethod
+    def sglang_answer(body: dict[str, Any]) -> list[dict[str, Any]] | dict[str, Any]:
+        start = int(body.get("logprob_start_len") or 0)
+        with_text = bool(body.get("return_text_in_logprobs"))
+        answers = []
+        for prompt in _prompts(body["text"]):
+            pieces = scripted_logprobs(prompt)
+            logprobs = [
+                [logprob, 1000 + i, token if with_text else None]
+                for i, (token, logprob) in enumerate(pieces)
+            ][start:]
+            meta = {
+                "prompt_tokens": len(pieces),
+                "completion_tokens": 1,
+                "input_token_logprobs": logprobs,
+                "output_token_logprobs": [[-0.1, 7, " x" if with_text else None]],
+            }
+            answers.append({"text": " x", "meta_info": meta})
+        return answers if isinstance(body["text"], list) else answers[0]
