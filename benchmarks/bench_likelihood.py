@@ -71,14 +71,17 @@ async def measure(limit: int) -> dict[str, Any]:
     from builder.teacher.candidates import build_candidates
     from builder.teacher.rules import RULES
     from schemas.references import ReferenceRecord
-    from schemas.steps import Action
 
     provider = LocalProvider()
     agent = LLMClient(provider)
     scorer = Scorer(provider)
     settings = NapSettings(
-        reference_mode="logged", exhaustive=True, agent_max_tokens=64, format_retries=0,
-        top_k=1, control="judged",
+        reference_mode="logged",
+        exhaustive=True,
+        agent_max_tokens=64,
+        format_retries=0,
+        top_k=1,
+        control="judged",
     )
     similarity = get_similarity("semantic")
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,10 +94,16 @@ async def measure(limit: int) -> dict[str, Any]:
         logged = job.step.next_action
         if logged is None:
             continue
-        reference = ReferenceRecord(job.step.trajectory_id, job.step.step_index, 0, "logged",
-                                    None, None, logged)
-        candidates = build_candidates(job.step, [LOSSY, '{"type": "unchanged"}'], tuple(RULES),
-                                      teacher_model="bench", prompt_version="bench")
+        reference = ReferenceRecord(
+            job.step.trajectory_id, job.step.step_index, 0, "logged", None, None, logged
+        )
+        candidates = build_candidates(
+            job.step,
+            [LOSSY, '{"type": "unchanged"}'],
+            tuple(RULES),
+            teacher_model="bench",
+            prompt_version="bench",
+        )
         order = judge_order(candidates)
         started = time.perf_counter()
         judged, _ = await judge(job, agent, order, [logged], settings, similarity)
@@ -125,17 +134,19 @@ async def measure(limit: int) -> dict[str, Any]:
                 for v in VARIANTS
             }
             rendered = candidate.rendered or ""
-            rows.append({
-                "step": f"{job.step.trajectory_id[:8]}/{job.step.step_index}",
-                "source": candidate.source,
-                "kind": candidate.kind,
-                "copied_tokens": sorted(copied),
-                "keeps_copied": all(w in rendered for w in copied),
-                "generate_passed": verdict.passed,
-                "likelihood_passed": likelihood_similarity(deltas["mean"])
-                >= settings.likelihood_threshold,
-                "deltas": deltas,
-            })
+            rows.append(
+                {
+                    "step": f"{job.step.trajectory_id[:8]}/{job.step.step_index}",
+                    "source": candidate.source,
+                    "kind": candidate.kind,
+                    "copied_tokens": sorted(copied),
+                    "keeps_copied": all(w in rendered for w in copied),
+                    "generate_passed": verdict.passed,
+                    "likelihood_passed": likelihood_similarity(deltas["mean"])
+                    >= settings.likelihood_threshold,
+                    "deltas": deltas,
+                }
+            )
     provider.close()
     return summarise(rows, gen_s, lik_s, controls, len(jobs))
 
@@ -174,11 +185,15 @@ def summarise(
         "generate_s_per_candidate": round(gen_s / n, 3) if n else None,
         "likelihood_s_per_candidate": round(lik_s / n, 3) if n else None,
         "likelihood_to_generate_time": round(lik_s / gen_s, 3) if gen_s else None,
-        "gate_agreement": _mean([float(r["generate_passed"] == r["likelihood_passed"]) for r in rows]),
+        "gate_agreement": _mean(
+            [float(r["generate_passed"] == r["likelihood_passed"]) for r in rows]
+        ),
         "generate_pass_rate": _mean([float(r["generate_passed"]) for r in rows]),
         "likelihood_pass_rate": _mean([float(r["likelihood_passed"]) for r in rows]),
         "control_pass_rate": _mean([float(c) for c in controls]),
-        "steps_whose_command_copies_the_observation": len({r["step"] for r in rows if r["copied_tokens"]}),
+        "steps_whose_command_copies_the_observation": len(
+            {r["step"] for r in rows if r["copied_tokens"]}
+        ),
         "candidates_keeping_copied_tokens": len(keep),
         "candidates_dropping_copied_tokens": len(drop),
         "separation": separation,

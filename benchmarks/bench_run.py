@@ -116,9 +116,7 @@ def main() -> None:
         requests = int(report["usage"]["total"]["requests"])
         import polars as pl
 
-        judgements = pl.read_parquet(out / "judgements" / "*.parquet").filter(
-            ~pl.col("is_control")
-        )
+        judgements = pl.read_parquet(out / "judgements" / "*.parquet").filter(~pl.col("is_control"))
         per_step = judgements.group_by("trajectory_id", "step_index").len()["len"].to_list()
         chain = chain_length(per_step, cfg.selection.max_per_step)
         bound = max(requests * args.latency / args.concurrency, chain * args.latency)

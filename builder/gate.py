@@ -7,7 +7,6 @@ candidate lowers the reference action's log-probability (`likelihood_delta`).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 from typing import Literal
 

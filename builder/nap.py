@@ -283,8 +283,9 @@ async def generate_verdict(
         stage="judgements",
         settings=settings,
     )
-    return _verdict(job, index, agent.provider.model, reply, action, attempts, references,
-                    settings, similarity), attempts
+    return _verdict(
+        job, index, agent.provider.model, reply, action, attempts, references, settings, similarity
+    ), attempts
 
 
 def _verdict(
@@ -331,9 +332,7 @@ async def judge(
     async def one(candidate: CandidateRecord, position: int) -> tuple[JudgementRecord, int]:
         rendered = candidate.rendered or ""
         index = (candidate.candidate_index, position)
-        return await generate_verdict(
-            job, agent, rendered, index, references, settings, similarity
-        )
+        return await generate_verdict(job, agent, rendered, index, references, settings, similarity)
 
     return await judge_waves(order, settings, one)
 
@@ -352,8 +351,17 @@ async def control_for(
         if reused is None:
             return None, 0
         sample, others = reused
-        row = _verdict(job, index, sample.agent_model, sample.reply, sample.action, 0, others,
-                       settings, similarity)
+        row = _verdict(
+            job,
+            index,
+            sample.agent_model,
+            sample.reply,
+            sample.action,
+            0,
+            others,
+            settings,
+            similarity,
+        )
         return control_row(row), 0
     actions = [r.action for r in references if r.action is not None]
     row, sent = await generate_verdict(

@@ -115,7 +115,8 @@ def test_an_unknown_key_names_it_and_lists_the_valid_keys(minimal: Path) -> None
         load_config(minimal, ["gate.thresold=0.7"])
     message = str(override.value)
     assert "'gate.thresold'" in message
-    assert "aggregate, similarity, threshold, top_k" in message
+    assert "aggregate, control, control_floor, likelihood_api" in message
+    assert "mode, similarity, threshold, top_k" in message
     in_file = _config(minimal.parent, "inputs: [a/]\nteacher: {sampels: 3}\n", "typo.yaml")
     with pytest.raises(ConfigError) as from_file:
         load_config(in_file)

@@ -130,7 +130,7 @@ def test_early_exit_gives_the_same_supervision_as_exhaustive_for_fewer_requests(
         assert early_requests <= full_requests
     early, early_requests = run(dataclasses.replace(SETTINGS, max_per_step=1))
     full, full_requests = run(dataclasses.replace(SETTINGS, max_per_step=1, exhaustive=True))
-    assert [j.candidate_index for j in early.judgements] == [1, 2]
+    assert [j.candidate_index for j in early.judgements] == [1, 2, -1]  # -1: the control
     assert early_requests == full_requests - 1 and early.agent_requests == full.agent_requests - 1
 
 

@@ -104,7 +104,9 @@ def test_delta_variants() -> None:
     assert likelihood_delta(cand, raw, "mean") == pytest.approx(-1.0)
     assert likelihood_delta(cand, raw, "sum") == pytest.approx(-3.0)
     observation, elsewhere = "textstats/stats.py line 31", "run sed -n on files"
-    assert grounded(" stats", observation, elsewhere) and not grounded("sed", observation, elsewhere)
+    assert grounded(" stats", observation, elsewhere) and not grounded(
+        "sed", observation, elsewhere
+    )
     assert likelihood_delta(cand, raw, "grounded", observation, elsewhere) == pytest.approx(-3.0)
     assert likelihood_delta(cand, raw, "grounded", "", "") == pytest.approx(-1.0)  # none grounded
     assert likelihood_similarity(0.5) == 1.0

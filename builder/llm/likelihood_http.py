@@ -147,9 +147,7 @@ class SGLangLikelihood(_HTTPLikelihood):
         for item, continuation in zip(items, request.continuations, strict=True):
             meta = item.get("meta_info") or {}
             prompt_tokens += int(meta.get("prompt_tokens") or 0)
-            pieces = [
-                (str(e[2] or ""), e[0]) for e in meta.get("input_token_logprobs") or []
-            ]
+            pieces = [(str(e[2] or ""), e[0]) for e in meta.get("input_token_logprobs") or []]
             found = span_tokens(pieces, continuation)
             if found is None:
                 return None, prompt_tokens

@@ -75,7 +75,9 @@ async def run_shards(
 
     def on_step(step_result: StepResult) -> None:
         counters["steps"] += 1
-        counters["passing"] += sum(1 for j in step_result.judgements if j.passed and not j.is_control)
+        counters["passing"] += sum(
+            1 for j in step_result.judgements if j.passed and not j.is_control
+        )
         for j in step_result.judgements:
             if j.is_control:
                 counters["control_steps"] += 1

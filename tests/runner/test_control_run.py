@@ -17,7 +17,9 @@ from tests.runner.nap_server import nap_server, nap_text, replicate_samples, run
 CLI = [sys.executable, "-m", "builder.cli", "run"]
 
 
-def _run(corpus: Path, server: FakeAPIServer, out: Path, **extra: Any) -> subprocess.CompletedProcess:
+def _run(
+    corpus: Path, server: FakeAPIServer, out: Path, **extra: Any
+) -> subprocess.CompletedProcess:
     config = out.with_suffix(".yaml")
     config.write_text(run_config(corpus, server.base_url, out, **extra))
     done = subprocess.run([*CLI, str(config)], capture_output=True, text=True, timeout=300)

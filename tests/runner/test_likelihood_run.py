@@ -34,16 +34,23 @@ def test_likelihood_selects_the_rows_generate_selects(tmp_path: Path, api: str) 
         _run(corpus, server, tmp_path / "generate")
         before = len(server.requests)
         report = _run(
-            corpus, server, tmp_path / "likelihood", gate={"mode": "likelihood", "likelihood_api": api}
+            corpus,
+            server,
+            tmp_path / "likelihood",
+            gate={"mode": "likelihood", "likelihood_api": api},
         )
-        scoring = [b for b in server.requests[before:] if "prompt_logprobs" in b or "return_logprob" in b]
+        scoring = [
+            b for b in server.requests[before:] if "prompt_logprobs" in b or "return_logprob" in b
+        ]
     assert scoring, "likelihood mode must ask the server for prompt log-probabilities"
     frames = {
         mode: pl.read_parquet(tmp_path / mode / "supervision" / "*.parquet").sort(ROWS[:4])
         for mode in ("generate", "likelihood")
     }
     assert frames["generate"].height > 0
-    assert frames["likelihood"].select(ROWS).to_dicts() == frames["generate"].select(ROWS).to_dicts()
+    assert (
+        frames["likelihood"].select(ROWS).to_dicts() == frames["generate"].select(ROWS).to_dicts()
+    )
     judged = pl.read_parquet(tmp_path / "likelihood" / "judgements" / "*.parquet")
     candidates = judged.filter(~pl.col("is_control"))
     assert set(candidates["gate_mode"]) == {"likelihood"}
