@@ -1,13 +1,16 @@
 """Prompt log-probabilities from vLLM and SGLang servers, in their documented shapes.
 
-- vLLM, `POST {base_url}/completions` with `prompt_logprobs: 0`: each choice carries
+- vLLM, `POST {base_url}/completions` with `prompt_logprobs: 0` and token-id prompts built
+  with the server's `POST /tokenize` (its own chat template): each choice carries
   `prompt_logprobs`, one entry per prompt token, `None` for the first, else
   `{token_id: {"logprob", "rank", "decoded_token"}}` with the prompt token first.
 - SGLang, `POST {root}/generate` (`root` = base_url without `/v1`) with `return_logprob`,
   `logprob_start_len` and `return_text_in_logprobs`: `meta_info.input_token_logprobs` is a list
   of `[logprob, token_id, text]` from `logprob_start_len` on (`None` logprob for token 0).
   `logprob_start_len` is a safe lower bound of the context's tokens (characters / 16); when the
-  tail it returns does not reach the action, the request is repeated from token 0.
+  tail it returns does not reach the action, the request is repeated from token 0. SGLang's
+  /generate takes text, so the context is rendered with `builder.llm.chat_template` (the
+  Gemma turn format): right for Gemma models, an approximation for others.
 
 Both score every continuation of a request in one batched call; the servers' prefix caches
 keep the shared context from being recomputed.
@@ -29,6 +32,7 @@ from builder.llm.likelihood import (
     prompt_text,
     span_tokens,
 )
+from builder.llm.messages import to_openai_messages
 
 CHARS_PER_TOKEN_BOUND = 16  # no tokenizer averages more characters per token on real prompts
 
@@ -76,15 +80,33 @@ def _no_span(url: str) -> PermanentLLMError:
 
 
 class VLLMLikelihood(_HTTPLikelihood):
-    """`prompt_logprobs` on vLLM's /v1/completions."""
+    """`prompt_logprobs` on vLLM's /v1/completions, on token ids from vLLM's own /tokenize.
+
+    The context goes through the server's chat template (`/tokenize` with `messages` and
+    `add_generation_prompt`), the continuation is tokenized on its own (no special tokens), and
+    /v1/completions scores the concatenated ids; the continuation's log-probabilities are the
+    last entries of `prompt_logprobs`. So the model sees exactly the prompt it generates from.
+    """
 
     async def score(self, request: ScoreRequest) -> ScoreResponse:
         started = time.perf_counter()
-        prefix = prompt_text(request)
+        root = _root(self.base_url or "")
+        chat: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(request.messages, parts=False),
+            "add_generation_prompt": True,
+        }
+        if request.tools:
+            chat["tools"] = list(request.tools)
+        prefix = (await self._post(f"{root}/tokenize", chat))["tokens"]
+        pieces = []
+        for continuation in request.continuations:
+            body = {"model": self.model, "prompt": continuation.text, "add_special_tokens": False}
+            pieces.append((await self._post(f"{root}/tokenize", body))["tokens"])
         url = f"{self.base_url}/completions"
         body = {
             "model": self.model,
-            "prompt": [prefix + c.text for c in request.continuations],
+            "prompt": [[*prefix, *ids] for ids in pieces],
             "max_tokens": 1,
             "temperature": 0.0,
             "prompt_logprobs": 0,
@@ -94,14 +116,20 @@ class VLLMLikelihood(_HTTPLikelihood):
         if len(choices) != len(request.continuations):
             raise _no_span(url)
         tokens = []
-        for choice, continuation in zip(choices, request.continuations, strict=True):
-            pieces = [_vllm_piece(entry) for entry in choice.get("prompt_logprobs") or []]
-            found = span_tokens(pieces, continuation)
+        for choice, continuation, ids in zip(choices, request.continuations, pieces, strict=True):
+            entries = choice.get("prompt_logprobs") or []
+            tail = [_vllm_piece(entry) for entry in entries[len(entries) - len(ids) :]]
+            found = span_tokens(tail, continuation) if len(entries) >= len(ids) else None
             if found is None:
                 raise _no_span(url)
             tokens.append(found)
         prompt_tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
         return ScoreResponse(tuple(tokens), prompt_tokens, time.perf_counter() - started)
+
+
+def _root(base_url: str) -> str:
+    """The server root (vLLM's /tokenize and SGLang's /generate live there, not under /v1)."""
+    return base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
 
 
 def _vllm_piece(entry: dict[str, Any] | None) -> tuple[str, float | None]:
@@ -117,9 +145,7 @@ class SGLangLikelihood(_HTTPLikelihood):
     async def score(self, request: ScoreRequest) -> ScoreResponse:
         started = time.perf_counter()
         prefix = prompt_text(request)
-        root = self.base_url or ""
-        root = root[: -len("/v1")] if root.endswith("/v1") else root
-        url = f"{root}/generate"
+        url = f"{_root(self.base_url or '')}/generate"
         start = len(prefix) // CHARS_PER_TOKEN_BOUND
         tokens, prompt_tokens = await self._score_from(url, prefix, request, start)
         if tokens is None and start > 0:

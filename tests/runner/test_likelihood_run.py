@@ -65,6 +65,9 @@ def test_likelihood_selects_the_rows_generate_selects(tmp_path: Path, api: str) 
     assert verdicts["likelihood"] == verdicts["generate"]
     assert report["gate"]["mode"] == "likelihood" and report["gate"]["likelihood_score"] == "mean"
     assert report["control"]["pass_rate"] == 1.0
+    if api == "vllm":  # token ids from the server's own chat template (/tokenize)
+        assert all(isinstance(b["prompt"][0], list) for b in scoring)
+        assert any("messages" in b for b in server.requests[before:])
     if api == "sglang":
         assert all(b["logprob_start_len"] >= 0 for b in scoring)
         assert any(b["logprob_start_len"] > 0 for b in scoring)  # only the tail is returned
