@@ -293,3 +293,13 @@ def test_likelihood_settings_load_where_prompt_logprobs_exist(minimal: Path) -> 
     )
     assert served.gate.likelihood_api == "sglang" and served.gate.control_floor == 0.9
     assert load_config(minimal).gate.mode == "generate"
+
+
+def test_the_control_floor_leaves_the_hash_the_control_and_gate_mode_do_not(minimal: Path) -> None:
+    base = config_hash(load_config(minimal))
+    assert config_hash(load_config(minimal, ["gate.control_floor=0.9"])) == base
+    assert config_hash(load_config(minimal, ["gate.control=judged"])) != base
+    likely = ["gate.mode=likelihood", "agent.provider=local"]
+    assert config_hash(load_config(minimal, likely)) != config_hash(
+        load_config(minimal, ["agent.provider=local"])
+    )

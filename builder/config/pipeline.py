@@ -34,6 +34,7 @@ HASH_EXCLUDED = (
     "publish",
     "teacher.api_key_env",
     "agent.api_key_env",
+    "gate.control_floor",  # only the report's warning depends on it
 )
 """Keys that do not change any row of the output, so changing them keeps the config hash and a
 run can be resumed with, say, more concurrency or a new budget."""
