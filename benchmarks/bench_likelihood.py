@@ -121,6 +121,12 @@ async def measure(limit: int) -> dict[str, Any]:
             context = agent_context(job.traj, job.step, job.adapter, candidate.rendered or "")
             scored.append(await scorer.score(ScoreRequest(tuple(context), tools, (continuation,))))
         lik_s += time.perf_counter() - started
+        print(
+            f"step {len(controls)}/{len(jobs)}: {len(order)} candidates, generate "
+            f"{gen_s:.1f} s, likelihood {lik_s:.1f} s so far",
+            file=sys.stderr,
+            flush=True,
+        )
         observation = job.step.observation
         index = job.step.observation_message_index
         elsewhere = "\n".join(m.content for i, m in enumerate(raw_context) if i != index)
@@ -213,15 +219,15 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(measure(args.steps))))
         return
-    done = subprocess.run(
+    done = subprocess.run(  # stderr (progress, llama.cpp) passes through
         [sys.executable, __file__, "--child", "--steps", str(args.steps)],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=None,
         text=True,
         cwd=ROOT,
     )
     if done.returncode != 0:
-        tail = "\n".join(done.stderr.splitlines()[-15:])
-        sys.exit(f"bench_likelihood: the model process exited with {done.returncode}:\n{tail}")
+        sys.exit(f"bench_likelihood: the model process exited with {done.returncode} (see above)")
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     BENCH.mkdir(exist_ok=True)
     (BENCH / "likelihood.json").write_text(json.dumps(figures, indent=2))
