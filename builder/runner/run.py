@@ -53,6 +53,11 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
         exhaustive=cfg.selection.exhaustive,
         max_preference_pairs=cfg.selection.max_preference_pairs,
         seed=cfg.seed,
+        gate_mode=cfg.gate.mode,
+        likelihood_score=cfg.gate.likelihood_score,
+        likelihood_threshold=cfg.gate.likelihood_threshold,
+        control=cfg.gate.control,
+        control_floor=cfg.gate.control_floor,
     )
 
 
@@ -195,5 +200,8 @@ def run_pipeline(
         write_json_atomic(
             out_dir / "_state" / "usage" / f"{time.time_ns()}.json", clients.usage.as_dict()
         )
-    result.report = finish_report(out_dir, result, started)  # sets seconds before writing
+    result.report = finish_report(out_dir, result, started, nap_settings(cfg))
+    warning = result.report.get("control", {}).get("warning")
+    if warning:
+        log.warning("%s", warning)
     return result
