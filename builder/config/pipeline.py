@@ -16,7 +16,9 @@ from builder.config.run_settings import (
 )
 from builder.config.stages import (
     AgentConfig,
+    CompressorConfig,
     EligibilityConfig,
+    EndpointConfig,
     GateConfig,
     InputSpec,
     ReferencesConfig,
@@ -34,9 +36,11 @@ HASH_EXCLUDED = (
     "publish",
     "teacher.api_key_env",
     "agent.api_key_env",
+    "compressor",
 )
 """Keys that do not change any row of the output, so changing them keeps the config hash and a
-run can be resumed with, say, more concurrency or a new budget."""
+run can be resumed with, say, more concurrency or a new budget. `compressor` is only read by
+`nap-builder eval` (whose outputs are not run tables), so adding one keeps a run's tables."""
 
 
 class PipelineConfig(_Model):
@@ -69,12 +73,20 @@ class PipelineConfig(_Model):
     publish: PublishConfig = Field(default_factory=PublishConfig, description="Dataset publish.")
     scrub: ScrubConfig = Field(default_factory=ScrubConfig, description="Secret scrubbing.")
     seed: int = Field(default=0, description="Seed of every sampled request and of the splits.")
+    compressor: CompressorConfig | None = Field(
+        default=None,
+        description="A trained compressor's endpoint, evaluated by `nap-builder eval --compressor "
+        "endpoint` (null: none configured).",
+    )
 
     @model_validator(mode="after")
     def _budget_needs_prices(self) -> PipelineConfig:
         if self.limits.budget_usd is None:
             return self
-        for role, endpoint in (("teacher", self.teacher), ("agent", self.agent)):
+        roles: list[tuple[str, EndpointConfig]] = [("teacher", self.teacher), ("agent", self.agent)]
+        if self.compressor is not None:
+            roles.append(("compressor", self.compressor))
+        for role, endpoint in roles:
             remote = endpoint.provider in ("openai", "anthropic")
             if remote and endpoint.model not in self.prices:
                 raise ValueError(

@@ -6,6 +6,7 @@ embedded model they share one model (one in-process `Llama` or one managed serve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ class Clients:
     cache: RequestCache | None
     budget: Budget
     _stack: ExitStack = field(default_factory=ExitStack)
+    extra: dict[str, LLMClient] = field(default_factory=dict)  # by role, e.g. `compressor`
 
     def close(self) -> None:
         self._stack.close()
@@ -63,8 +65,11 @@ def _provider(
     )
 
 
-def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
-    """Teacher and agent clients with the config's cache, limits, retries, prices and budget."""
+def build_clients(
+    cfg: PipelineConfig, out_dir: Path, extra: Mapping[str, EndpointConfig] | None = None
+) -> Clients:
+    """Teacher and agent clients with the config's cache, limits, retries, prices and budget;
+    `extra` endpoints (by role) get clients sharing all of them, in `Clients.extra`."""
     stack = ExitStack()
     shared: dict[str, ChatProvider] = {}
     cache = None
@@ -100,4 +105,6 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
 
     teacher = client(cfg.teacher)
     agent = client(cfg.agent)
-    return Clients(teacher, agent, usage, cache, budget, stack)
+    clients = Clients(teacher, agent, usage, cache, budget, stack)
+    clients.extra = {role: client(endpoint) for role, endpoint in (extra or {}).items()}
+    return clients
