@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_OUT ?= out/demo
 
-.PHONY: setup test check lint types demo bench clean
+.PHONY: setup test test-deps check lint types demo bench clean
 
 setup: $(STAMP)
 
@@ -20,7 +20,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m builder.llm.model_files
 	touch $(STAMP)
 
-test: setup
+# Headless Chromium for the view test (tests/view): installed with apt-get only when it is
+# missing and we are root; elsewhere that test skips and says how to install it.
+test-deps:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && apt-get install -y -qq chromium; \
+	fi
+
+test: setup test-deps
 	$(BIN)/python -m pytest -q
 
 lint: setup

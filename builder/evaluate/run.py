@@ -17,7 +17,7 @@ from typing import Any
 
 from builder.actions.similarity import get_similarity
 from builder.config import EndpointConfig, PipelineConfig
-from builder.errors import PermanentLLMError
+from builder.errors import ConfigError, PermanentLLMError
 from builder.evaluate.compressors import COMPRESSOR_ROLE, Spec, compress, parse_specs
 from builder.evaluate.judging import base_record, judge_step
 from builder.evaluate.report import write_outputs
@@ -84,7 +84,9 @@ async def evaluate_step(
     except PermanentLLMError as exc:
         if exc.kind != "context_length":
             raise
-        return [await _skipped(s, job, clients, settings, cfg) for s in specs]
+        step = job.step
+        log.warning("step %s/%d skipped: %s", step.trajectory_id, step.step_index, exc)
+        return [base_record(s.name, job, None, settings, 0, CONTEXT_TOO_LONG) for s in specs]
     actions = [r.action for r in references if r.action is not None]
 
     async def one(spec: Spec) -> EvalStepRecord:
@@ -106,14 +108,6 @@ async def evaluate_step(
             return base_record(spec.name, job, candidate, settings, len(actions), CONTEXT_TOO_LONG)
 
     return list(await asyncio.gather(*(one(s) for s in specs)))
-
-
-async def _skipped(
-    spec: Spec, job: StepJob, clients: Clients, settings: NapSettings, cfg: PipelineConfig
-) -> EvalStepRecord:
-    step = job.step
-    log.warning("step %s/%d skipped: context too long", step.trajectory_id, step.step_index)
-    return base_record(spec.name, job, None, settings, 0, CONTEXT_TOO_LONG)
 
 
 async def evaluate_all(
@@ -159,8 +153,6 @@ def run_eval(
     wanted = None
     if split is not None or dataset is not None:
         if split is None or dataset is None:
-            from builder.errors import ConfigError
-
             raise ConfigError("--split and --dataset go together (e.g. --split test --dataset DIR)")
         wanted = split_trajectories(dataset, split)
         log.info("eval: %d trajectories in split %r of %s", len(wanted), split, dataset)
