@@ -65,7 +65,7 @@ def parse_spec(text: str, cfg: PipelineConfig) -> Spec:
             "--compressor endpoint needs a `compressor:` block in the config "
             "(provider, model, base_url of an OpenAI-compatible server)"
         )
-    return Spec(text)  # type: ignore[arg-type]
+    return Spec(text)
 
 
 def parse_specs(texts: list[str], cfg: PipelineConfig) -> list[Spec]:
@@ -82,7 +82,9 @@ def parse_specs(texts: list[str], cfg: PipelineConfig) -> list[Spec]:
 
 def _written(job: StepJob, output: CompressorOutput, source: str) -> CandidateRecord:
     reply = output.to_json()
-    row = candidates_from_replies(job.step, [reply], teacher_model=None, prompt_version=PROMPT_VERSION)
+    row = candidates_from_replies(
+        job.step, [reply], teacher_model=None, prompt_version=PROMPT_VERSION
+    )
     return dataclasses.replace(row[0], source=source)
 
 

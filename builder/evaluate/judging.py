@@ -26,7 +26,11 @@ def seen_by_agent(job: StepJob, candidate: CandidateRecord | None) -> tuple[str,
     observation, as a deployed compressor that fails would."""
     if candidate is not None and candidate.valid and candidate.rendered is not None:
         tokens = candidate.rendered_tokens
-        return candidate.rendered, tokens if tokens is not None else count_tokens(candidate.rendered), False
+        return (
+            candidate.rendered,
+            tokens if tokens is not None else count_tokens(candidate.rendered),
+            False,
+        )
     raw = job.step.observation
     raw_tokens = candidate.raw_tokens if candidate and candidate.raw_tokens is not None else None
     return raw, raw_tokens if raw_tokens is not None else count_tokens(raw), True

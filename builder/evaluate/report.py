@@ -125,7 +125,8 @@ def render_markdown(
         "",
         f"Eligible steps of {where}; gate: {gate['similarity']} similarity, "
         f"{gate['aggregate']} (k={gate['top_k']}) >= {gate['threshold']} against "
-        f"{gate['reference_samples']} {gate['references']} reference(s), agent `{gate['agent_model']}`.",
+        f"{gate['reference_samples']} {gate['references']} reference(s), "
+        f"agent `{gate['agent_model']}`.",
         "",
         "| compressor | steps | preserved | preservation rate | raw tokens | compressed tokens "
         "| tokens saved | invalid → raw |",
@@ -152,7 +153,10 @@ def render_markdown(
     if skipped:
         lines += ["", "Steps not evaluated: " + "; ".join(f"`{n}` {s}" for n, s in skipped.items())]
     if usage and isinstance(usage.get("requests"), int):
-        lines += ["", f"Requests: {usage['requests']} ({usage.get('cache_hits', 0)} from the cache)."]
+        lines += [
+            "",
+            f"Requests: {usage['requests']} ({usage.get('cache_hits', 0)} from the cache).",
+        ]
     return "\n".join(lines) + "\n"
 
 

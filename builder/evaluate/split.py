@@ -25,7 +25,9 @@ def split_trajectories(dataset: Path, split: str) -> set[str]:
     """Every trajectory id in `split`; a clear error when the folder or the split has none."""
     dataset = Path(dataset)
     if not dataset.is_dir():
-        raise ConfigError(f"--dataset {dataset}: not a folder (give a `nap-builder publish` folder)")
+        raise ConfigError(
+            f"--dataset {dataset}: not a folder (give a `nap-builder publish` folder)"
+        )
     files = split_files(dataset, split)
     if not files:
         root = dataset / "data" if (dataset / "data").is_dir() else dataset

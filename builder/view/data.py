@@ -99,9 +99,18 @@ def eval_rows(out_dir: Path) -> dict[Key, list[dict[str, Any]]]:
         [
             pl.read_parquet(
                 p,
-                columns=[*STEP_KEY, "compressor", "evaluated", "preserved", "score",
-                         "agent_action", "raw_tokens", "compressed_tokens", "skip_reason"],
-            )  # fmt: skip
+                columns=[
+                    *STEP_KEY,
+                    "compressor",
+                    "evaluated",
+                    "preserved",
+                    "score",
+                    "agent_action",
+                    "raw_tokens",
+                    "compressed_tokens",
+                    "skip_reason",
+                ],
+            )
             for p in parts
         ]
     )
@@ -127,29 +136,65 @@ def build_steps(out_dir: Path) -> list[dict[str, Any]]:
     steps = (
         scan_table(out_dir, "steps")
         .filter(pl.col("eligible"))
-        .select(*STEP_KEY, "action", "next_action", "observation", "focus_question",
-                "observation_tokens")  # fmt: skip
+        .select(
+            *STEP_KEY,
+            "action",
+            "next_action",
+            "observation",
+            "focus_question",
+            "observation_tokens",
+        )
         .sort(STEP_KEY)
         .collect()
     )
     candidates = _table(
         out_dir,
         "candidates",
-        ["candidate_index", "source", "kind", "valid", "invalid_reason", "duplicate_of",
-         "rendered", "rendered_tokens", "output", "reply"],
-    )  # fmt: skip
+        [
+            "candidate_index",
+            "source",
+            "kind",
+            "valid",
+            "invalid_reason",
+            "duplicate_of",
+            "rendered",
+            "rendered_tokens",
+            "output",
+            "reply",
+        ],
+    )
     references = _table(
-        out_dir, "references", ["reference_index", "mode", "action", "format_error",
-                                "similarity_to_logged"]
-    )  # fmt: skip
+        out_dir,
+        "references",
+        ["reference_index", "mode", "action", "format_error", "similarity_to_logged"],
+    )
     judgements = _table(
-        out_dir, "judgements", ["candidate_index", "judge_order", "action", "aggregate",
-                                "similarities", "passed", "format_error"]
-    )  # fmt: skip
+        out_dir,
+        "judgements",
+        [
+            "candidate_index",
+            "judge_order",
+            "action",
+            "aggregate",
+            "similarities",
+            "passed",
+            "format_error",
+        ],
+    )
     supervision = _table(
-        out_dir, "supervision", ["rank", "candidate_index", "source", "is_fallback", "target",
-                                 "similarity", "length_reward", "rendered_tokens"]
-    )  # fmt: skip
+        out_dir,
+        "supervision",
+        [
+            "rank",
+            "candidate_index",
+            "source",
+            "is_fallback",
+            "target",
+            "similarity",
+            "length_reward",
+            "rendered_tokens",
+        ],
+    )
     evals = eval_rows(out_dir)
     result = []
     for row in steps.iter_rows(named=True):
@@ -174,15 +219,26 @@ def build_steps(out_dir: Path) -> list[dict[str, Any]]:
                 "obs": raw,
                 "tok": row["observation_tokens"],
                 "refs": [
-                    {"m": r["mode"], "a": action_text(r["action"]), "fe": r["format_error"],
-                     "sim": r["similarity_to_logged"]}  # fmt: skip
+                    {
+                        "m": r["mode"],
+                        "a": action_text(r["action"]),
+                        "fe": r["format_error"],
+                        "sim": r["similarity_to_logged"],
+                    }
                     for r in sorted(references.get(key, []), key=lambda r: r["reference_index"])
                 ],
                 "cands": cands,
                 "sel": [
-                    {"r": s["rank"], "c": s["candidate_index"], "src": s["source"],
-                     "fb": s["is_fallback"], "sim": s["similarity"], "lr": s["length_reward"],
-                     "target": s["target"], "rt": s["rendered_tokens"]}  # fmt: skip
+                    {
+                        "r": s["rank"],
+                        "c": s["candidate_index"],
+                        "src": s["source"],
+                        "fb": s["is_fallback"],
+                        "sim": s["similarity"],
+                        "lr": s["length_reward"],
+                        "target": s["target"],
+                        "rt": s["rendered_tokens"],
+                    }
                     for s in sorted(supervision.get(key, []), key=lambda s: s["rank"])
                 ],
                 "ev": evals.get(key, []),

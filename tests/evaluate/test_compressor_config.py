@@ -17,7 +17,7 @@ def test_block_is_optional_and_validated() -> None:
     cfg = validate_config({**BASE, "compressor": BLOCK})
     assert cfg.compressor is not None and cfg.compressor.temperature == 0.0
     assert cfg.compressor.structured
-    with pytest.raises(ConfigError, match="unknown key 'compressor.modle'"):
+    with pytest.raises(ConfigError, match=r"unknown key .compressor\.modle."):
         validate_config({**BASE, "compressor": {**BLOCK, "modle": "x"}})
     with pytest.raises(ConfigError, match="NAME of an environment variable"):
         validate_config({**BASE, "compressor": {**BLOCK, "api_key_env": "sk-123 456"}})
@@ -35,7 +35,7 @@ def test_block_does_not_change_the_run_hash() -> None:
 def test_budget_needs_a_price_for_a_remote_compressor() -> None:
     prices = {"gemma-3-270m": {"input": 0, "output": 0}}
     budget = {**BASE, "limits": {"budget_usd": 1.0}, "prices": prices}
-    with pytest.raises(ConfigError, match="compressor.model 'my-compressor'"):
+    with pytest.raises(ConfigError, match=r"compressor\.model .my-compressor."):
         validate_config({**budget, "compressor": BLOCK})
 
 

@@ -125,7 +125,9 @@ def test_report_md_and_plot_cover_every_compressor(evaluated: Path) -> None:
 def test_a_rerun_is_answered_by_the_cache(
     tmp_path: Path, server: FakeAPIServer, evaluated: Path
 ) -> None:
-    config = write_config(tmp_path, server.base_url, "again", cache={"dir": str(evaluated / "cache")})
+    config = write_config(
+        tmp_path, server.base_url, "again", cache={"dir": str(evaluated / "cache")}
+    )
     before = server.count
     done = cli(*eval_args(config))
     assert done.returncode == 0, done.stderr
@@ -166,7 +168,11 @@ def test_split_of_a_published_dataset_evaluates_only_its_trajectories(
     dataset = tmp_path / "dataset"
     published = cli("publish", str(tmp_path / "out"), "--to", str(dataset))
     assert published.returncode == 0, published.stderr
-    test_ids = set(pl.read_parquet(dataset / "data" / "*" / "test-*.parquet")["trajectory_id"])
+    test_ids = {
+        tid
+        for path in dataset.glob("data/*/test-*.parquet")
+        for tid in pl.read_parquet(path, columns=["trajectory_id"])["trajectory_id"]
+    }
     all_ids = set(pl.read_parquet(tmp_path / "out" / "trajectories" / "*.parquet")["trajectory_id"])
     assert test_ids and test_ids < all_ids
     done = cli(*eval_args(config, ["unchanged"], "--split", "test", "--dataset", str(dataset)))

@@ -34,7 +34,9 @@ def chromium_or_skip() -> str:
     return found
 
 
-def run_chromium(browser: str, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def run_chromium(
+    browser: str, *args: str, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     """One headless run with a fresh profile (the timeout only guards against a hang)."""
     with tempfile.TemporaryDirectory(prefix="nap-chromium-") as profile:
         return subprocess.run(

@@ -73,8 +73,12 @@ def _step_with_code_selection(out: Path) -> dict:
         cands.select("trajectory_id", "step_index", "candidate_index", "kind"),
         on=["trajectory_id", "step_index", "candidate_index"],
     )
-    row = best.filter(pl.col("kind") == "code").sort("trajectory_id", "step_index").row(0, named=True)
-    key = (pl.col("trajectory_id") == row["trajectory_id"]) & (pl.col("step_index") == row["step_index"])
+    row = (
+        best.filter(pl.col("kind") == "code").sort("trajectory_id", "step_index").row(0, named=True)
+    )
+    key = (pl.col("trajectory_id") == row["trajectory_id"]) & (
+        pl.col("step_index") == row["step_index"]
+    )
     steps = pl.read_parquet(out / "steps" / "*.parquet").filter(key)
     return {
         "id": f"{row['trajectory_id']}/{row['step_index']}",
@@ -102,7 +106,9 @@ def test_view_of_a_real_run_in_headless_chromium(run_out: Path, tmp_path: Path) 
     observation = step["observation"].split("\n")
     assert [e["attrs"]["data-line"] for e in lines] == [str(i + 1) for i in range(len(observation))]
     assert [e["text"] for e in lines] == [f"{i + 1}{t}" for i, t in enumerate(observation)]
-    chosen = next(c for c in step["candidates"] if c["candidate_index"] == step["selected"]["candidate_index"])
+    chosen = next(
+        c for c in step["candidates"] if c["candidate_index"] == step["selected"]["candidate_index"]
+    )
     omitted = {int(e["attrs"]["data-line"]) for e in dom.having("omitted", raw)}
     expected: set[int] = set()
     for spec in json.loads(chosen["output"])["content"]:
@@ -112,7 +118,9 @@ def test_view_of_a_real_run_in_headless_chromium(run_out: Path, tmp_path: Path) 
 
     # every candidate, with its judged action, score and verdict; the rendered text as in Parquet
     boxes = [b for b in dom.having("cand", dom.by_id("candidates"))]
-    assert [int(b["attrs"]["data-index"]) for b in boxes] == [c["candidate_index"] for c in step["candidates"]]
+    assert [int(b["attrs"]["data-index"]) for b in boxes] == [
+        c["candidate_index"] for c in step["candidates"]
+    ]
     verdicts = {j["candidate_index"]: j for j in step["judgements"]}
     for box, cand in zip(boxes, step["candidates"], strict=True):
         assert box["attrs"]["data-source"] == cand["source"]
@@ -125,7 +133,9 @@ def test_view_of_a_real_run_in_headless_chromium(run_out: Path, tmp_path: Path) 
         assert f"score {j['aggregate']:.3f}" in box["text"]
         if j["action"] is not None:
             assert (j["action"]["command"] or "") in box["text"]
-    rendered_box = boxes[[c["candidate_index"] for c in step["candidates"]].index(chosen["candidate_index"])]
+    rendered_box = boxes[
+        [c["candidate_index"] for c in step["candidates"]].index(chosen["candidate_index"])
+    ]
     shown = [e["text"] for e in dom.having("ln", rendered_box)]
     assert shown == [f"{t}" for t in chosen["rendered"].split("\n")]
     assert dom.having("placeholder", rendered_box)
@@ -133,7 +143,9 @@ def test_view_of_a_real_run_in_headless_chromium(run_out: Path, tmp_path: Path) 
     # references and the selected targets
     refs = dom.having("ref", dom.by_id("references"))
     assert len(refs) == len(step["references"])
-    for ref, row in zip(refs, sorted(step["references"], key=lambda r: r["reference_index"]), strict=True):
+    for ref, row in zip(
+        refs, sorted(step["references"], key=lambda r: r["reference_index"]), strict=True
+    ):
         assert (row["action"]["command"] if row["action"] else "(format error)") in ref["text"]
     targets = dom.having("target", dom.by_id("selected"))
     assert len(targets) == len(step["supervision"])

@@ -36,11 +36,15 @@ def test_page_is_self_contained() -> None:
 def test_code_renders_are_rebuilt_by_the_page_and_others_are_stored() -> None:
     raw = "\n".join(f"line {i}" for i in range(1, 11))
     code = CompressorOutput("code", ranges=(OmittedRange(2, 8, "middle"),))
-    entry = candidate_entry(_row(kind="code", output=code.to_json(), rendered=render(code, raw)), raw)
+    entry = candidate_entry(
+        _row(kind="code", output=code.to_json(), rendered=render(code, raw)), raw
+    )
     assert entry["rg"] == [[2, 8, "middle"]] and "ren" not in entry
     stale = candidate_entry(_row(kind="code", output=code.to_json(), rendered="other"), raw)
     assert stale["ren"] == "other"  # the page shows what the table holds when they differ
-    same = candidate_entry(_row(kind="unchanged", output='{"type": "unchanged"}', rendered=raw), raw)
+    same = candidate_entry(
+        _row(kind="unchanged", output='{"type": "unchanged"}', rendered=raw), raw
+    )
     assert same["same"] and "ren" not in same
     bad = candidate_entry(_row(valid=False, invalid_reason="no_json", reply="nope"), raw)
     assert bad["reply"] == "nope" and "ren" not in bad
