@@ -155,7 +155,7 @@
     const body = el("tbody");
     rows.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (st) {
       const tr = el("tr", { cls: "row" + (state.current === st.k ? " current" : ""), "data-step": st.id },
-        el("td", { text: st.t.length > 28 ? st.t.slice(0, 27) + "…" : st.t, title: st.t }),
+        el("td", { text: st.t.length > 14 ? st.t.slice(0, 13) + "…" : st.t, title: st.t }),
         el("td", { text: String(st.s) }),
         el("td", { text: st.intent }),
         el("td", { cls: "cmd", text: st.cmd || "", title: st.cmd || "" }),
