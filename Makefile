@@ -44,11 +44,12 @@ demo: setup
 	$(BIN)/nap-builder publish $(DEMO_OUT) --to $(DEMO_OUT)-dataset
 	$(BIN)/python -c "import datasets, sys; d = datasets.load_dataset('$(DEMO_OUT)-dataset', 'sft'); print(d)"
 
-bench: setup
+bench: setup test-deps
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_ingest.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_llm.py
 	PYTHONPATH=. $(BIN)/python benchmarks/agreement.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_run.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_view.py
 
 clean:
 	rm -rf out .bench .pytest_cache .mypy_cache .ruff_cache

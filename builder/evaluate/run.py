@@ -24,9 +24,9 @@ from builder.evaluate.report import write_outputs
 from builder.evaluate.split import split_trajectories
 from builder.llm.factory import Clients, build_clients
 from builder.nap import NapSettings, Similarity, StepJob, references_for
-from builder.runner.run import ensure_ingested, nap_settings
+from builder.runner.run import ensure_ingested, ingest_key, ingest_marker, nap_settings
 from builder.runner.shard_work import ScrubSettings, prepare_shard
-from builder.runner.shards import ShardPlan, plan_shards
+from builder.runner.shards import ShardPlan, plan_shards, read_json
 from schemas.eval_steps import EvalStepRecord
 
 log = logging.getLogger(__name__)
@@ -139,6 +139,17 @@ async def evaluate_all(
     return by_spec
 
 
+def _check_ingest(cfg: PipelineConfig, out_dir: Path) -> None:
+    """Eval never discards a run's tables: OUT ingested from other inputs is an error."""
+    marker = ingest_marker(out_dir)
+    if marker.exists() and read_json(marker) != ingest_key(cfg):
+        raise ConfigError(
+            f"{out_dir} was ingested from other inputs or eligibility rules than this config's; "
+            "eval would have to re-ingest and discard that run's tables. Evaluate into another "
+            "folder (--set output.dir=...) or use the run's own config"
+        )
+
+
 def run_eval(
     cfg: PipelineConfig,
     compressors: list[str],
@@ -158,6 +169,7 @@ def run_eval(
         log.info("eval: %d trajectories in split %r of %s", len(wanted), split, dataset)
     out_dir = Path(cfg.output.dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    _check_ingest(cfg, out_dir)
     ensure_ingested(cfg, out_dir)
     jobs = eval_jobs(cfg, out_dir, wanted)
     log.info("eval: %d eligible steps, compressors %s", len(jobs), [s.name for s in specs])

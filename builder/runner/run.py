@@ -56,14 +56,23 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
     )
 
 
-def ensure_ingested(cfg: PipelineConfig, out_dir: Path) -> None:
-    """Ingest once per (inputs, eligibility); a change re-ingests and discards NAP tables."""
-    key = {
+def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
+    """What an ingest depends on; OUT/_state/ingest.json holds the last one."""
+    return {
         "inputs": [i.model_dump() for i in cfg.inputs],
         "eligibility": cfg.eligibility.model_dump(),
         "builder": __version__,
     }
-    marker = out_dir / "_state" / "ingest.json"
+
+
+def ingest_marker(out_dir: Path) -> Path:
+    return out_dir / "_state" / "ingest.json"
+
+
+def ensure_ingested(cfg: PipelineConfig, out_dir: Path) -> None:
+    """Ingest once per (inputs, eligibility); a change re-ingests and discards NAP tables."""
+    key = ingest_key(cfg)
+    marker = ingest_marker(out_dir)
     if marker.exists() and read_json(marker) == key:
         log.info("ingest: up to date, skipped")
         return

@@ -109,6 +109,13 @@ def test_rows_match_what_the_agent_saw(evaluated: Path) -> None:
     applies = head_tail.filter(~pl.col("fell_back_to_raw"))
     assert applies.height > 0 and set(applies["kind"]) == {"code"}
     assert (applies["compressed_tokens"] < applies["raw_tokens"]).all()
+    # an output that is not valid (a rule that does not apply) leaves the raw observation
+    frames = [pl.read_parquet(p) for p in evaluated.glob("eval/*/steps.parquet")]
+    fell_back = pl.concat(frames).filter(pl.col("fell_back_to_raw"))
+    assert fell_back.height > 0 and not fell_back["valid"].any()
+    for row in fell_back.to_dicts():
+        assert row["rendered"] == raw[(row["trajectory_id"], row["step_index"])]
+        assert row["compressed_tokens"] == row["raw_tokens"]
 
 
 def test_report_md_and_plot_cover_every_compressor(evaluated: Path) -> None:
@@ -195,3 +202,14 @@ def test_bad_specs_and_missing_split_fail_clearly(tmp_path: Path, server: FakeAP
     empty.mkdir()
     split = cli(*eval_args(config, ["unchanged"], "--split", "test", "--dataset", str(empty)))
     assert split.returncode == 2 and "no Parquet file of split 'test'" in split.stderr
+
+
+def test_eval_never_reingests_a_folder_ingested_from_other_inputs(
+    tmp_path: Path, server: FakeAPIServer, evaluated: Path
+) -> None:
+    steps_before = pl.read_parquet(evaluated / "steps" / "*.parquet")
+    other = {"output": {"dir": str(evaluated)}, "eligibility": {"min_tokens": 100}}
+    config = write_config(tmp_path, server.base_url, **other)
+    done = cli(*eval_args(config, ["unchanged"]))
+    assert done.returncode == 2 and "ingested from other inputs" in done.stderr
+    assert pl.read_parquet(evaluated / "steps" / "*.parquet").equals(steps_before)
