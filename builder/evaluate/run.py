@@ -121,13 +121,14 @@ async def evaluate_all(
     similarity = get_similarity(settings.similarity)
     slots = asyncio.Semaphore(cfg.limits.steps_in_flight or 2 * cfg.limits.concurrency)
     done = 0
+    every = max(1, min(25, len(jobs) // 10))
 
     async def step(job: StepJob) -> list[EvalStepRecord]:
         nonlocal done
         async with slots:
             rows = await evaluate_step(job, specs, clients, settings, similarity, cfg)
         done += 1
-        if done % 25 == 0 or done == len(jobs):
+        if done % every == 0 or done == len(jobs):
             log.info("eval: %d/%d steps", done, len(jobs))
         return rows
 
