@@ -90,7 +90,7 @@ async def judge_step(
     shown = _as_judged(job, candidate, record.rendered)
     one = dataclasses.replace(settings, exhaustive=True)  # exactly this one candidate
     rows, _ = await judge(job, agent, [shown], references, one, similarity)
-    verdict = rows[0]
+    verdict = next(r for r in rows if r.candidate_index == shown.candidate_index)
     return dataclasses.replace(
         record,
         agent_model=verdict.agent_model,
