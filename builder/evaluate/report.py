@@ -152,10 +152,12 @@ def render_markdown(
     skipped = {name: r["skipped"] for name, r in reports.items() if r.get("skipped")}
     if skipped:
         lines += ["", "Steps not evaluated: " + "; ".join(f"`{n}` {s}" for n, s in skipped.items())]
-    if usage and isinstance(usage.get("requests"), int):
+    total = (usage or {}).get("total") or {}
+    if isinstance(total.get("requests"), int):
         lines += [
             "",
-            f"Requests: {usage['requests']} ({usage.get('cache_hits', 0)} from the cache).",
+            f"Requests sent: {total['requests']}, answered from the cache: "
+            f"{total.get('cache_hits', 0)}, cost ${total.get('cost_usd', 0.0):.4f}.",
         ]
     return "\n".join(lines) + "\n"
 

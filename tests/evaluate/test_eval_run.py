@@ -6,6 +6,7 @@ observation always preserves the next action and the `omit` placeholder (a summa
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,7 @@ def test_report_md_and_plot_cover_every_compressor(evaluated: Path) -> None:
         rate = f"{report['preservation_rate']:.1%}"
         assert any(line.startswith(f"| `{spec}` | {report['steps']} |") and rate in line
                    for line in md.splitlines()), spec  # fmt: skip
+    assert re.search(r"^Requests sent: \d+, answered from the cache: \d+", md, re.M)
     plot = evaluated / "eval" / "preservation_vs_tokens_saved.png"
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
