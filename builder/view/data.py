@@ -130,6 +130,77 @@ def eval_rows(out_dir: Path) -> dict[Key, list[dict[str, Any]]]:
     }
 
 
+COLUMNS: dict[str, list[str]] = {
+    "candidates": [
+        "candidate_index", "source", "kind", "valid", "invalid_reason", "duplicate_of",
+        "rendered", "rendered_tokens", "output", "reply",
+    ],
+    "references": ["reference_index", "mode", "action", "format_error", "similarity_to_logged"],
+    "judgements": [
+        "candidate_index", "judge_order", "action", "aggregate", "similarities", "passed",
+        "format_error",
+    ],
+    "supervision": [
+        "rank", "candidate_index", "source", "is_fallback", "target", "similarity",
+        "length_reward", "rendered_tokens",
+    ],
+}  # fmt: skip
+
+
+def reference_entry(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "m": row["mode"],
+        "a": action_text(row["action"]),
+        "fe": row["format_error"],
+        "sim": row["similarity_to_logged"],
+    }
+
+
+def selection_entry(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "r": row["rank"],
+        "c": row["candidate_index"],
+        "src": row["source"],
+        "fb": row["is_fallback"],
+        "sim": row["similarity"],
+        "lr": row["length_reward"],
+        "target": row["target"],
+        "rt": row["rendered_tokens"],
+    }
+
+
+def step_entry(
+    row: dict[str, Any], rows: dict[str, list[dict[str, Any]]], evals: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """One step with its rows of every table (`rows`: table -> this step's rows)."""
+    raw = row["observation"] or ""
+    judged = {j["candidate_index"]: judgement_entry(j) for j in rows["judgements"]}
+    chosen = {s["candidate_index"]: s["rank"] for s in rows["supervision"]}
+    cands = []
+    for c in sorted(rows["candidates"], key=lambda c: c["candidate_index"]):
+        entry = candidate_entry(c, raw)
+        entry["j"] = judged.get(c["candidate_index"])
+        entry["sel"] = chosen.get(c["candidate_index"])
+        cands.append(entry)
+    return {
+        "t": row["trajectory_id"],
+        "s": row["step_index"],
+        "intent": action_intent(_action(row["action"])),
+        "cmd": action_text(row["action"]),
+        "focus": row["focus_question"],
+        "logged": action_text(row["next_action"]),
+        "obs": raw,
+        "tok": row["observation_tokens"],
+        "refs": [
+            reference_entry(r)
+            for r in sorted(rows["references"], key=lambda r: r["reference_index"])
+        ],
+        "cands": cands,
+        "sel": [selection_entry(s) for s in sorted(rows["supervision"], key=lambda s: s["rank"])],
+        "ev": evals,
+    }
+
+
 def build_steps(out_dir: Path) -> list[dict[str, Any]]:
     """Every eligible step of the run, in (trajectory, step) order."""
     out_dir = Path(out_dir)
@@ -147,101 +218,11 @@ def build_steps(out_dir: Path) -> list[dict[str, Any]]:
         .sort(STEP_KEY)
         .collect()
     )
-    candidates = _table(
-        out_dir,
-        "candidates",
-        [
-            "candidate_index",
-            "source",
-            "kind",
-            "valid",
-            "invalid_reason",
-            "duplicate_of",
-            "rendered",
-            "rendered_tokens",
-            "output",
-            "reply",
-        ],
-    )
-    references = _table(
-        out_dir,
-        "references",
-        ["reference_index", "mode", "action", "format_error", "similarity_to_logged"],
-    )
-    judgements = _table(
-        out_dir,
-        "judgements",
-        [
-            "candidate_index",
-            "judge_order",
-            "action",
-            "aggregate",
-            "similarities",
-            "passed",
-            "format_error",
-        ],
-    )
-    supervision = _table(
-        out_dir,
-        "supervision",
-        [
-            "rank",
-            "candidate_index",
-            "source",
-            "is_fallback",
-            "target",
-            "similarity",
-            "length_reward",
-            "rendered_tokens",
-        ],
-    )
+    tables = {name: _table(out_dir, name, columns) for name, columns in COLUMNS.items()}
     evals = eval_rows(out_dir)
     result = []
     for row in steps.iter_rows(named=True):
         key = (row["trajectory_id"], row["step_index"])
-        raw = row["observation"] or ""
-        judged = {j["candidate_index"]: judgement_entry(j) for j in judgements.get(key, [])}
-        chosen = {s["candidate_index"]: s["rank"] for s in supervision.get(key, [])}
-        cands = []
-        for c in sorted(candidates.get(key, []), key=lambda c: c["candidate_index"]):
-            entry = candidate_entry(c, raw)
-            entry["j"] = judged.get(c["candidate_index"])
-            entry["sel"] = chosen.get(c["candidate_index"])
-            cands.append(entry)
-        result.append(
-            {
-                "t": key[0],
-                "s": key[1],
-                "intent": action_intent(_action(row["action"])),
-                "cmd": action_text(row["action"]),
-                "focus": row["focus_question"],
-                "logged": action_text(row["next_action"]),
-                "obs": raw,
-                "tok": row["observation_tokens"],
-                "refs": [
-                    {
-                        "m": r["mode"],
-                        "a": action_text(r["action"]),
-                        "fe": r["format_error"],
-                        "sim": r["similarity_to_logged"],
-                    }
-                    for r in sorted(references.get(key, []), key=lambda r: r["reference_index"])
-                ],
-                "cands": cands,
-                "sel": [
-                    {
-                        "r": s["rank"],
-                        "c": s["candidate_index"],
-                        "src": s["source"],
-                        "fb": s["is_fallback"],
-                        "sim": s["similarity"],
-                        "lr": s["length_reward"],
-                        "target": s["target"],
-                        "rt": s["rendered_tokens"],
-                    }
-                    for s in sorted(supervision.get(key, []), key=lambda s: s["rank"])
-                ],
-                "ev": evals.get(key, []),
-            }
-        )
+        rows = {name: table.get(key, []) for name, table in tables.items()}
+        result.append(step_entry(row, rows, evals.get(key, [])))
     return result
