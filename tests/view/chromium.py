@@ -54,7 +54,7 @@ def dump_dom(browser: str, url: str) -> str:
     return done.stdout
 
 
-def screenshot(browser: str, url: str, path: Path, size: str = "1400,1000") -> Path:
+def screenshot(browser: str, url: str, path: Path, size: str = "1400,1700") -> Path:
     done = run_chromium(browser, f"--window-size={size}", f"--screenshot={path}", url)
     assert done.returncode == 0 and path.exists(), done.stderr[-2000:]
     return path
