@@ -215,3 +215,25 @@ def test_eval_never_reingests_a_folder_ingested_from_other_inputs(
     done = cli(*eval_args(config, ["unchanged"]))
     assert done.returncode == 2 and "ingested from other inputs" in done.stderr
     assert pl.read_parquet(evaluated / "steps" / "*.parquet").equals(steps_before)
+
+
+def test_teacher_eval_after_a_run_costs_no_request(tmp_path: Path, server: FakeAPIServer) -> None:
+    """Same teacher request, same judgement request as the run's: the cache answers both."""
+    config = write_config(tmp_path, server.base_url)
+    assert cli("run", str(config)).returncode == 0
+    before = server.count
+    done = cli(*eval_args(config, ["teacher"]))
+    assert done.returncode == 0, done.stderr
+    assert server.count == before
+    rows = pl.read_parquet(tmp_path / "out" / "eval" / "teacher" / "steps.parquet")
+    judged = pl.read_parquet(tmp_path / "out" / "judgements" / "*.parquet")
+    cands = pl.read_parquet(tmp_path / "out" / "candidates" / "*.parquet")
+    first = (
+        cands.filter(pl.col("valid") & (pl.col("source") == "teacher"))
+        .group_by("trajectory_id", "step_index")
+        .agg(pl.col("candidate_index").min())
+        .join(judged, on=["trajectory_id", "step_index", "candidate_index"])
+    )
+    merged = rows.join(first, on=["trajectory_id", "step_index"])
+    assert merged.height == rows.height > 0
+    assert (merged["preserved"] == merged["passed"]).all()
