@@ -29,6 +29,7 @@ from builder.config.run_settings import (
 from builder.config.stages import (
     LOCAL_MODEL,
     AgentConfig,
+    CompressorConfig,
     EligibilityConfig,
     EndpointConfig,
     GateConfig,
@@ -44,6 +45,7 @@ __all__ = [
     "LOCAL_MODEL",
     "AgentConfig",
     "CacheConfig",
+    "CompressorConfig",
     "EligibilityConfig",
     "EndpointConfig",
     "GateConfig",
