@@ -15,7 +15,8 @@ from builder.actions.records import WHOLE, LineRange
 
 ONE_SIDED = 0.25  # evidence only one side has
 WHOLE_VS_PART = 0.25
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+DIR_VS_FILE = 0.25  # a directory vs one file in it: a much narrower action
+_FILE_LIKE = re.compile(r"\.\w{1,5}$")
 _WORD = re.compile(r"\w+")
 
 def set_similarity(
@@ -34,7 +35,7 @@ def set_similarity(
 def path_similarity(a: str, b: str) -> float:
     """Whole paths (already resolved against `cd` and the repository root) are compared.
 
-    1 for the same path, 0.6 for a parent directory. A relative path is a suffix match (0.9)
+    1 for the same path, 0.6 for a parent directory, 0.25 for a directory vs a file in it. A relative path is a suffix match (0.9)
     of an absolute one only when that absolute path lies outside every known repository root,
     i.e. nothing else resolves it; `__init__.py` vs `django/contrib/sitemaps/__init__.py` are
     two files of the same repository.
@@ -46,7 +47,9 @@ def path_similarity(a: str, b: str) -> float:
         if absolute.endswith("/" + relative):
             return 0.9
     if a == "." or b == "." or a.startswith(b + "/") or b.startswith(a + "/"):
-        return 0.6
+        inner = b if len(b) > len(a) or a == "." else a
+        return DIR_VS_FILE if _FILE_LIKE.search(inner) else 0.6
+
     return 0.0
 
 
@@ -102,7 +105,8 @@ def _length(intervals: list[tuple[int, int]]) -> int:
 
 
 def text_similarity(a: str | None, b: str | None) -> float:
-    """Multiset Jaccard of code tokens: cheap, order-free, tolerant of cosmetic edits."""
+    """Multiset Jaccard of words (identifiers, numbers, keywords): cheap, order-free, blind to
+    spacing and punctuation, which would otherwise make any two Python snippets look alike."""
     if a is None or b is None:
         return float(a is None and b is None)
     if collapse_ws(a) == collapse_ws(b):
@@ -114,7 +118,7 @@ def text_similarity(a: str | None, b: str | None) -> float:
 
 @lru_cache(maxsize=8192)
 def _tokens(text: str) -> Counter[str]:
-    return Counter(t.replace('"', "'") for t in _TOKEN.findall(text))
+    return Counter(_WORD.findall(text))
 
 
 def same_text(a: str | None, b: str | None) -> bool:
@@ -140,3 +144,25 @@ def stage_similarity(xs: tuple[str, ...], ys: tuple[str, ...]) -> float:
         elif x.startswith("grep ") and y.startswith("grep "):
             total += pattern_similarity(x[5:], y[5:])
     return total / max(len(xs), len(ys))
+
+
+def change_similarity(old: str | None, a: str | None, b: str | None) -> float:
+    """How alike two edits of the same anchor are, by the words each adds and removes.
+
+    Whole-text overlap would call `from moto import x` and `from moto.sub import x` 90% alike
+    although the edit is exactly that difference; comparing the changes does not.
+    """
+    if a is None or b is None:
+        return float(a is None and b is None)
+    if collapse_ws(a) == collapse_ws(b):
+        return 1.0
+    base = _tokens(old or "")
+    ca, cb = _change(base, _tokens(a)), _change(base, _tokens(b))
+    union = sum((ca | cb).values())
+    return sum((ca & cb).values()) / union if union else 1.0
+
+
+def _change(base: Counter[str], new: Counter[str]) -> Counter[str]:
+    added = {f"+{w}": n for w, n in (new - base).items()}
+    removed = {f"-{w}": n for w, n in (base - new).items()}
+    return Counter({**added, **removed})

@@ -51,8 +51,13 @@ def git_features(prog: str, cmd: SimpleCommand) -> Features:
     if sub in _TWO_WORD and pos and not pos[0].startswith("-"):
         sub, pos = f"{sub} {pos[0]}", pos[1:]
     refs = {p for p in pos if _REF.fullmatch(p)}
+    if sub == "diff":  # `git diff A..B` is `git diff A B` (`...` is the merge base: kept)
+        refs = {r for ref in refs for r in _two_dots(ref)}
     views = {_VIEW_OPTIONS[f] for f in flags if f in _VIEW_OPTIONS}
-    files = frozenset(resolve(p, cmd.cwd) for p in pos if p not in refs)
+    # no path = the whole worktree, so `git diff` vs `git diff a.py` is a directory vs a file
+    files = frozenset(resolve(p, cmd.cwd) for p in pos if p not in refs) or frozenset(
+        {resolve(".", cmd.cwd)}
+    )
     return Features(
         intent=it.VCS,
         verb="git",
@@ -61,3 +66,10 @@ def git_features(prog: str, cmd: SimpleCommand) -> Features:
         flags=flags,
         revisions=frozenset(refs | views),
     )
+
+
+def _two_dots(ref: str) -> tuple[str, ...]:
+    if ".." in ref and "..." not in ref:
+        left, right = ref.split("..", 1)
+        return (left or "HEAD", right or "HEAD")
+    return (ref,)

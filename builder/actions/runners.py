@@ -44,6 +44,7 @@ def run_script(
     flags: frozenset[str] = frozenset(),
 ) -> Features:
     more, selectors = split_flags(prog, tuple(rest))
+    selectors = tuple(s for s in selectors if not s.isdigit())  # `-v 2`: a flag's value
     return Features(
         intent=it.RUN,
         verb=prog,

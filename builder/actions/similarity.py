@@ -37,6 +37,7 @@ from functools import lru_cache
 from builder.actions import intent as it
 from builder.actions.evidence import (
     _tokens,
+    change_similarity,
     jaccard,
     pattern_similarity,
     path_similarity,
@@ -75,8 +76,13 @@ WEIGHTS = {
 }
 READ_RANGE_WEIGHT = 0.5  # for reads, which lines is most of what the action is
 EDIT_ANCHOR = 0.3  # same command, file and anchor: the rest is how much the new text agrees
+NEW_TEXT_FLOOR = 0.5  # two changes of one anchor sharing fewer words than this differ
+WHOLE_TEXT_FLOOR = 0.6  # whole files written: scripts share boilerplate, so ask for more
 # how close file targets must be before the difference is decisive, per intent
 FILE_THRESHOLD = {it.SEARCH: 0.3}
+# patterns closer than this are the same search / test selection (`sitemap` ~ `sitemaps`, but
+# `class DatetimeIndex` is not `DatetimeIndex`); a selector on one side only is a subset run
+PATTERN_THRESHOLD = {it.SEARCH: 0.9, it.RUN: 0.9}
 DEFAULT_FILE_THRESHOLD = 0.8
 
 
@@ -185,7 +191,11 @@ def _evidence(x: Features, y: Features, intent: str) -> list[tuple[float, float,
         add("files", value, bool(x.files and y.files) and value < floor)
     if x.patterns or y.patterns:
         value = set_similarity(x.patterns, y.patterns, pattern_similarity)
-        add("patterns", value, bool(x.patterns and y.patterns) and value < 0.3)
+        if intent in (it.SEARCH, it.RUN):  # what is searched for / which tests run: the action
+            decisive = value < PATTERN_THRESHOLD[intent]
+        else:
+            decisive = bool(x.patterns and y.patterns) and value < 0.3
+        add("patterns", value, decisive)
     if x.ranges or y.ranges:
         value = range_similarity(x.ranges, y.ranges)
         decisive = value < 0.3 and (intent == it.READ or bool(x.ranges and y.ranges))
@@ -193,9 +203,13 @@ def _evidence(x: Features, y: Features, intent: str) -> list[tuple[float, float,
         if decisive:
             out[-1] = (out[-1][0], value, MISMATCH_CAP)
     if x.content is not None or y.content is not None:
-        value = text_similarity(x.content, y.content)
+        if same_text(x.old_text, y.old_text):  # two edits of one anchor: compare the changes
+            value = change_similarity(x.old_text, x.content, y.content)
+        else:
+            value = text_similarity(x.content, y.content)
         both = x.content is not None and y.content is not None
-        add("content", value, intent == it.MODIFY and both and value < 0.35)
+        floor = NEW_TEXT_FLOOR if x.old_text is not None else WHOLE_TEXT_FLOOR
+        add("content", value, intent == it.MODIFY and both and value < floor)
     if x.old_text is not None or y.old_text is not None:
         value = float(same_text(x.old_text, y.old_text))
         add("old_text", value, not value)
@@ -229,13 +243,16 @@ def editor_similarity(x: Features, y: Features) -> float:
     if x.verb == "str_replace":
         if not same_text(x.old_text, y.old_text):
             return 0.0
-        return EDIT_ANCHOR + (1 - EDIT_ANCHOR) * text_similarity(x.content, y.content)
+        change = change_similarity(x.old_text, x.content, y.content)
+        return EDIT_ANCHOR + (1 - EDIT_ANCHOR) * change
     if x.verb == "insert":
         near = range_similarity(x.ranges, y.ranges) > 0 or x.ranges == y.ranges
         score = EDIT_ANCHOR + (1 - EDIT_ANCHOR) * text_similarity(x.content, y.content)
         return score if near else min(score, MISMATCH_CAP)
     if x.verb == "create":
-        return EDIT_ANCHOR + (1 - EDIT_ANCHOR) * text_similarity(x.content, y.content)
+        value = text_similarity(x.content, y.content)
+        score = EDIT_ANCHOR + (1 - EDIT_ANCHOR) * value
+        return score if value >= WHOLE_TEXT_FLOOR else min(score, MISMATCH_CAP)
     return 1.0
 
 
