@@ -194,7 +194,11 @@ def s_python3(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
     c = _cmd(spec)
     if c is None or "\n" in c or not re.search(r"\bpython3? \S", c):
         return None
-    swapped = re.sub(r"\bpython3 ", "python ", c) if "python3 " in c else c.replace("python ", "python3 ", 1)
+    swapped = (
+        re.sub(r"\bpython3 ", "python ", c)
+        if "python3 " in c
+        else c.replace("python ", "python3 ", 1)
+    )
     return _with(spec, swapped), "python vs python3: the same interpreter in these images"
 
 
@@ -260,7 +264,9 @@ def d_grep_count(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
     c = _cmd(spec)
     if c is None or not re.search(r"\bgrep -n ", c) or "|" in c:
         return None
-    return _with(spec, c.replace("grep -n ", "grep -c ", 1)), "counts matches instead of showing them"
+    return _with(
+        spec, c.replace("grep -n ", "grep -c ", 1)
+    ), "counts matches instead of showing them"
 
 
 def d_grep_pattern(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
@@ -474,9 +480,10 @@ FOLLOW_SAME: dict[tuple[str, int], str] = {
     ("swe-agent/pydicom__pydicom-1458.traj", 7): (
         "the same replacement text; the retry widens the line range by one (off-by-one fix)"
     ),
-    ("openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json", 2): (
-        "views the same hello.py, relative then absolute after the editor rejected it"
-    ),
+    (
+        "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json",
+        2,
+    ): ("views the same hello.py, relative then absolute after the editor rejected it"),
 }
 
 
@@ -535,8 +542,10 @@ def main() -> None:
     rows = mine()
     if args.show:
         for r in rows:
-            side = [r["a"].get("command") or json.dumps(r["a"].get("arguments"))[:160],
-                    r["b"].get("command") or json.dumps(r["b"].get("arguments"))[:160]]
+            side = [
+                r["a"].get("command") or json.dumps(r["a"].get("arguments"))[:160],
+                r["b"].get("command") or json.dumps(r["b"].get("arguments"))[:160],
+            ]
             print(f"{r['source']} same={r['same']} ({r['reason']})")
             print("   A:", side[0][:160].replace("\n", "\\n"))
             print("   B:", side[1][:160].replace("\n", "\\n"))
@@ -549,7 +558,8 @@ def main() -> None:
         kept = [
             line
             for line in LABELS_PATH.read_text(encoding="utf-8").splitlines()
-            if line.strip() and not json.loads(line).get("source", "").startswith(("follow", "rewrite"))
+            if line.strip()
+            and not json.loads(line).get("source", "").startswith(("follow", "rewrite"))
         ]
         mined = [json.dumps(r, ensure_ascii=False) for r in rows]
         LABELS_PATH.write_text("\n".join(kept + mined) + "\n", encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Command-line entry points: ingest, inspect, run, publish."""
+"""Command-line entry points: ingest, inspect, run, publish, calibrate, pairs."""
 
 from __future__ import annotations
 
@@ -55,6 +55,26 @@ def _publish(args: argparse.Namespace) -> int:
     )
 
 
+def _calibrate(args: argparse.Namespace) -> int:
+    from builder.calibrate import calibrate
+
+    text = calibrate(
+        Path(args.pairs), args.similarity, split=args.split, min_precision=args.min_precision
+    )
+    print(text)
+    return 0
+
+
+def _pairs(args: argparse.Namespace) -> int:
+    from builder.calibrate import export_pairs, write_pairs
+
+    rows = export_pairs(Path(args.out), args.sample, seed=args.seed)
+    target = Path(args.output) if args.output else Path(args.out) / "pairs_to_label.jsonl"
+    write_pairs(rows, target)
+    print(f"wrote {len(rows)} pairs to {target} (set 'same' and 'reason' on each line)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nap-builder",
@@ -93,6 +113,22 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--private", action="store_true", help="create the repo private")
     publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
     publish.set_defaults(func=_publish)
+
+    cal = sub.add_parser("calibrate", help="sweep θ on labelled pairs and recommend one")
+    cal.add_argument("pairs", help="labelled pairs JSONL ({a, b, same, reason, ...} per line)")
+    cal.add_argument("--similarity", default="semantic", help="exact | normalized | semantic")
+    cal.add_argument("--split", help="only pairs of this split (e.g. holdout)")
+    cal.add_argument(
+        "--min-precision", type=float, default=0.98, help="floor on precision of 'same'"
+    )
+    cal.set_defaults(func=_calibrate)
+
+    pairs = sub.add_parser("pairs", help="export (reference, candidate) action pairs to label")
+    pairs.add_argument("out", help="a run output directory (with judgements/ and references/)")
+    pairs.add_argument("--sample", type=int, required=True, help="how many pairs")
+    pairs.add_argument("--seed", type=int, default=0, help="sampling seed")
+    pairs.add_argument("--output", help="JSONL to write (default OUT/pairs_to_label.jsonl)")
+    pairs.set_defaults(func=_pairs)
     return parser
 
 

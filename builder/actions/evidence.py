@@ -19,6 +19,7 @@ DIR_VS_FILE = 0.25  # a directory vs one file in it: a much narrower action
 _FILE_LIKE = re.compile(r"\.\w{1,5}$")
 _WORD = re.compile(r"\w+")
 
+
 def set_similarity(
     xs: frozenset[str], ys: frozenset[str], sim: Callable[[str, str], float]
 ) -> float:
@@ -35,7 +36,8 @@ def set_similarity(
 def path_similarity(a: str, b: str) -> float:
     """Whole paths (already resolved against `cd` and the repository root) are compared.
 
-    1 for the same path, 0.6 for a parent directory, 0.25 for a directory vs a file in it. A relative path is a suffix match (0.9)
+    1 for the same path, 0.6 for a parent directory, 0.25 for a directory vs a file in it.
+    A relative path is a suffix match (0.9)
     of an absolute one only when that absolute path lies outside every known repository root,
     i.e. nothing else resolves it; `__init__.py` vs `django/contrib/sitemaps/__init__.py` are
     two files of the same repository.
@@ -129,8 +131,6 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b|, 1.0 for two empty sets."""
     union = len(a | b)
     return len(a & b) / union if union else 1.0
-
-
 
 
 def stage_similarity(xs: tuple[str, ...], ys: tuple[str, ...]) -> float:

@@ -117,11 +117,16 @@ def load_pairs(path: Path = LABELS_PATH) -> list[LabelledPair]:
 
 def agreement(sim: Similarity, pairs: list[LabelledPair], threshold: float = 0.65) -> Agreement:
     """Confusion counts of `sim(a, b) >= threshold` vs the human label."""
+    return confusion([(sim(p.a, p.b), p.same) for p in pairs], threshold)
+
+
+def confusion(scored: list[tuple[float, bool]], threshold: float) -> Agreement:
+    """Confusion counts of (score, label) pairs at one threshold (scores computed once)."""
     tp = fp = tn = fn = 0
-    for pair in pairs:
-        said = sim(pair.a, pair.b) >= threshold
-        tp += said and pair.same
-        fp += said and not pair.same
-        tn += not said and not pair.same
-        fn += not said and pair.same
+    for score, same in scored:
+        said = score >= threshold
+        tp += said and same
+        fp += said and not same
+        tn += not said and not same
+        fn += not said and same
     return Agreement(tp=tp, fp=fp, tn=tn, fn=fn)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
 
 from builder.actions import intent as it
 from builder.actions.bashparse import SimpleCommand
 from builder.actions.git import git_features
 from builder.actions.normalize import program, resolve, split_flags
-from builder.actions.runners import pip_features, pytest_features, python_features, run_script
 from builder.actions.records import SUBMIT_FEATURES, WHOLE, Features, LineRange
+from builder.actions.runners import pip_features, pytest_features, python_features, run_script
 from builder.actions.swe_commands import editor_cli, swe_create, swe_open, swe_search
 
 _SED_RANGE = re.compile(r"^(\d+|\$)(?:,(\d+|\$|\+\d+))?p$")

@@ -1,4 +1,4 @@
-"""SWE-agent's own commands as features: `open`, `goto`, `find_file`, `search_dir`, the editor CLI."""
+"""SWE-agent's own commands as features: `open`, `goto`, `find_file`, `search_*`, the editor CLI."""
 
 from __future__ import annotations
 

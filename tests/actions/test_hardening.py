@@ -10,7 +10,10 @@ from schemas.steps import Action
 
 THETA = 0.65
 OLD = "    def get_latest_lastmod(self):\n        return max([self.lastmod(i) for i in items])"
-NEW = "    def get_latest_lastmod(self):\n        return max([self.lastmod(i) for i in items], default=None)"
+NEW = (
+    "    def get_latest_lastmod(self):\n"
+    "        return max([self.lastmod(i) for i in items], default=None)"
+)
 OTHER = "    def items(self):\n        raise NotImplementedError('override items()')"
 SCRIPT = "from django.contrib.sitemaps import Sitemap\nprint(Sitemap().get_latest_lastmod())\n"
 OTHER_SCRIPT = "import os\nfor name in os.listdir('.'):\n    print(name.upper())\n"
@@ -80,15 +83,23 @@ SAME: list[tuple[str, Action, Action]] = [
     (
         "str_replace: same anchor, new text differs in whitespace only",
         ed(command="str_replace", path=PATH, old_str=OLD, new_str=NEW),
-        ed(command="str_replace", path="django/contrib/sitemaps/__init__.py", old_str=OLD,
-           new_str=NEW.replace(", default", ",  default")),
+        ed(
+            command="str_replace",
+            path="django/contrib/sitemaps/__init__.py",
+            old_str=OLD,
+            new_str=NEW.replace(", default", ",  default"),
+        ),
     ),
     (
         "Claude Write: same path, same content",
         claude("Write", file_path="/repo/reproduce.py", content=SCRIPT),
         claude("Write", file_path="reproduce.py", content=SCRIPT + "\n"),
     ),
-    ("root-prefixed vs relative path", sh(f"cat {PATH}"), sh("cat django/contrib/sitemaps/__init__.py")),
+    (
+        "root-prefixed vs relative path",
+        sh(f"cat {PATH}"),
+        sh("cat django/contrib/sitemaps/__init__.py"),
+    ),
     ("cd prefix resolves the path", sh("cd src && cat a.py"), sh("cat src/a.py")),
     ("cd prefix vs a path argument", sh("cd src && ls"), sh("ls src")),
     ("trailing slash", sh("ls src/"), sh("ls src")),
