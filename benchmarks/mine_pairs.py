@@ -29,9 +29,15 @@ sys.path.insert(0, str(ROOT))
 
 from builder.actions.labelled import LABELS_PATH, split_of  # noqa: E402
 
-SAMPLES = ROOT.parent.parent / "shared" / "trajectories"
-if not SAMPLES.is_dir():
-    SAMPLES = Path("/work/shared/trajectories")
+# beside the repository (../shared), or one level further up from a worktree
+SAMPLES = next(
+    (
+        p / "shared" / "trajectories"
+        for p in ROOT.parents
+        if (p / "shared" / "trajectories").is_dir()
+    ),
+    ROOT.parent / "shared" / "trajectories",
+)
 Spec = dict  # {"tool": "bash", "command": ...} or {"tool": NAME, "arguments": {...}}
 _XML_CALL = re.compile(r"<function=([\w-]+)>(.*?)</function>", re.S)
 _XML_PARAM = re.compile(r"<parameter=(\w+)>(.*?)</parameter>", re.S)
