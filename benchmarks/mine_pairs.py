@@ -19,429 +19,48 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mining_editor import (  # noqa: E402
+    d_open_far,
+    d_other_anchor,
+    d_other_content,
+    d_other_new,
+    d_view_far,
+    d_view_other_file,
+    d_view_whole,
+    s_new_ws,
+    s_open_quotes,
+    s_view_shell,
+    s_view_wider,
+)
+from mining_raw import Spec, category, trajectories  # noqa: E402
+from mining_shell import (  # noqa: E402
+    Rewrite,
+    d_find_ext,
+    d_grep_count,
+    d_grep_pattern,
+    d_ls_recursive,
+    d_other_script,
+    d_redirect,
+    d_rm_subset,
+    d_sed_far,
+    d_wc,
+    s_cd_root,
+    s_head_more,
+    s_nl_sed,
+    s_python3,
+    s_quotes,
+    s_root_path,
+    s_stderr,
+)
 
 from builder.actions.labelled import LABELS_PATH, split_of  # noqa: E402
-
-# beside the repository (../shared), or one level further up from a worktree
-SAMPLES = next(
-    (
-        p / "shared" / "trajectories"
-        for p in ROOT.parents
-        if (p / "shared" / "trajectories").is_dir()
-    ),
-    ROOT.parent / "shared" / "trajectories",
-)
-Spec = dict  # {"tool": "bash", "command": ...} or {"tool": NAME, "arguments": {...}}
-_XML_CALL = re.compile(r"<function=([\w-]+)>(.*?)</function>", re.S)
-_XML_PARAM = re.compile(r"<parameter=(\w+)>(.*?)</parameter>", re.S)
-_BASH_BLOCK = re.compile(r"```bash\n(.*?)```", re.S)
-
-
-# ---------------------------------------------------------------- raw readers
-
-
-def _bash(command: str) -> Spec:
-    return {"tool": "bash", "command": command.strip()}
-
-
-def mini_swe(path: Path) -> list[Spec]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    messages = data["messages"] if isinstance(data, dict) else data
-    return [
-        _bash(block)
-        for m in messages
-        if m.get("role") == "assistant"
-        for block in _BASH_BLOCK.findall(m.get("content") or "")[:1]
-    ]
-
-
-def swe_agent(path: Path) -> list[Spec]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [_bash(step["action"]) for step in data["trajectory"] if step["action"].strip()]
-
-
-def swe_smith(path: Path) -> Iterator[tuple[str, list[Spec]]]:
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        specs: list[Spec] = []
-        for m in row["messages"]:
-            if m["role"] != "assistant":
-                continue
-            for name, body in _XML_CALL.findall(m.get("content") or "")[:1]:
-                params = {k: v.strip("\n") for k, v in _XML_PARAM.findall(body)}
-                if name in ("bash", "execute_bash"):
-                    specs.append({"tool": "bash", "command": params.get("command", "")})
-                elif name == "str_replace_editor":
-                    if "view_range" in params:
-                        params["view_range"] = json.loads(params["view_range"])  # type: ignore[assignment]
-                    specs.append({"tool": name, "arguments": params})
-                else:
-                    specs.append({"tool": name, "arguments": params})
-        yield row["instance_id"], specs
-
-
-def openhands_log(path: Path) -> list[Spec]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    specs: list[Spec] = []
-    for m in data["messages"]:
-        for call in m.get("tool_calls") or []:
-            name, args = call["function"]["name"], json.loads(call["function"]["arguments"])
-            args.pop("security_risk", None)
-            if name in ("terminal", "execute_bash"):
-                specs.append({"tool": "bash", "command": args["command"]})
-            else:
-                specs.append({"tool": name, "arguments": args})
-    return specs
-
-
-def trajectories() -> Iterator[tuple[str, list[Spec]]]:
-    """(trajectory name, its actions in order) for every sample with usable actions."""
-    for path in sorted((SAMPLES / "mini-swe-agent").rglob("*.traj.json")):
-        yield f"mini-swe-agent/{path.name}", mini_swe(path)
-    for path in sorted((SAMPLES / "swe-agent").glob("*.traj")):
-        yield f"swe-agent/{path.name}", swe_agent(path)
-    for instance, specs in swe_smith(SAMPLES / "swe-smith-messages" / "ft_xml_example.jsonl"):
-        yield f"swe-smith/{instance}", specs
-    for path in sorted((SAMPLES / "openhands-llm-log").glob("*.json")):
-        yield f"openhands-llm-log/{path.name}", openhands_log(path)
-
-
-# ---------------------------------------------------------------- categories
-
-
-_SWE_COMMANDS = ("open", "goto", "edit", "create", "insert", "find_file", "search_dir", "scroll")
-_CATEGORY_OF = {
-    **dict.fromkeys(("cat", "nl", "head", "tail", "sed -n"), "read"),
-    **dict.fromkeys(("grep", "rg", "find -name"), "search"),
-    **dict.fromkeys(("ls", "tree", "find"), "list"),
-    **dict.fromkeys(("sed -i", "cat <<", "rm", "touch", "mv", "cp", "chmod"), "edit"),
-    **dict.fromkeys(("python", "python3", "pytest", "pip", "sh", "bash"), "run"),
-    "git": "vcs",
-}
-
-
-def category(spec: Spec) -> str:
-    """The kind of action, for per-category figures (read, search, edit, run, ...)."""
-    tool = spec["tool"]
-    if tool in ("submit", "finish"):
-        return "submit"
-    if tool != "bash":
-        return "editor"
-    command = spec["command"]
-    if "COMPLETE_TASK_AND_SUBMIT" in command or command.strip() == "submit":
-        return "submit"
-    body = re.sub(r"^cd \S+ && ", "", command.strip())
-    words = body.split()
-    first = words[0] if words else ""
-    if first in _SWE_COMMANDS:
-        return "swe-agent"
-    if first == "str_replace_editor":
-        return "editor"
-    if first == "sed":
-        return "edit" if " -i" in body else "read"
-    if first == "cat" and "<<" in body:
-        return "edit"
-    if first == "find":
-        return "search" if "-name" in body or "| grep" in body or "xargs grep" in body else "list"
-    if first.startswith("./") or first.startswith("/"):
-        return "run"
-    return _CATEGORY_OF.get(first, "other")
-
-
-# ---------------------------------------------------------------- rewrites
-
-Rewrite = Callable[[Spec, list[Spec]], "tuple[Spec, str] | None"]
-_QUOTED = re.compile(r'"([^"$\'\\`]*)"')
-_SED_RANGE = re.compile(r"sed -n '(\d+),(\d+)p'")
-_PY_SCRIPT = re.compile(r"\bpython3? (\S+\.py)\b")
-
-
-def _cmd(spec: Spec) -> str | None:
-    return spec["command"] if spec["tool"] == "bash" else None
-
-
-def _with(spec: Spec, command: str) -> Spec:
-    return {"tool": "bash", "command": command}
-
-
-def s_cd_root(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or "\n" in c or category(spec) in ("swe-agent", "submit"):
-        return None
-    if c.startswith("cd /testbed && "):
-        return _with(spec, c[len("cd /testbed && ") :]), "cd to the repository root is a no-op"
-    if c.startswith("cd ") or not any("/testbed" in (_cmd(s) or "") for s in ctx):
-        return None
-    return _with(spec, "cd /testbed && " + c), "cd to the repository root is a no-op"
-
-
-def s_root_path(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or "/testbed/" not in c or c.startswith("cd ") or "\n" in c:
-        return None
-    return _with(spec, c.replace("/testbed/", "")), "repository-root prefix dropped from paths"
-
-
-def s_quotes(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or "\n" in c or not _QUOTED.search(c):
-        return None
-    return _with(spec, _QUOTED.sub(r"'\1'", c)), "double quotes swapped for single quotes"
-
-
-def s_python3(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or "\n" in c or not re.search(r"\bpython3? \S", c):
-        return None
-    swapped = (
-        re.sub(r"\bpython3 ", "python ", c)
-        if "python3 " in c
-        else c.replace("python ", "python3 ", 1)
-    )
-    return _with(spec, swapped), "python vs python3: the same interpreter in these images"
-
-
-def s_stderr(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or "\n" in c or category(spec) != "run" or "2>&1" in c or ">" in c:
-        return None
-    return _with(spec, c + " 2>&1"), "stderr merged into the output the agent sees anyway"
-
-
-def s_head_more(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    m = re.search(r"\| head -(\d+)$", c or "")
-    if c is None or m is None:
-        return None
-    n = int(m.group(1))
-    return _with(spec, c[: m.start()] + f"| head -{n + 10}"), "a few more lines of the same output"
-
-
-def s_nl_sed(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    m = re.fullmatch(r"nl -ba (\S+) \| sed -n '(\d+),(\d+)p'", (_cmd(spec) or "").strip())
-    if m is None:
-        return None
-    path, a, b = m.groups()
-    return _with(spec, f"sed -n '{a},{b}p' {path}"), "the same lines, without line numbers"
-
-
-def d_wc(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or "\n" in c or category(spec) not in ("search", "list") or "| head" in c:
-        return None
-    return _with(spec, c + " | wc -l"), "counts the results instead of showing them"
-
-
-def d_redirect(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or "\n" in c or category(spec) != "run" or ">" in c or "pip " in c:
-        return None  # `pip install > log` still installs: not clearly another action
-    return _with(spec, c + " > output.log"), "output goes to a file; the agent sees none of it"
-
-
-def d_other_script(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    m = _PY_SCRIPT.search(c or "")
-    if c is None or m is None:
-        return None
-    others = sorted({s for x in ctx for s in _PY_SCRIPT.findall(_cmd(x) or "")} - {m.group(1)})
-    if not others:
-        return None
-    return _with(spec, c.replace(m.group(1), others[0])), "runs a different script"
-
-
-def d_sed_far(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    m = _SED_RANGE.search(c or "")
-    if c is None or m is None:
-        return None
-    a, b = int(m.group(1)) + 300, int(m.group(2)) + 300
-    return _with(spec, c[: m.start()] + f"sed -n '{a},{b}p'" + c[m.end() :]), "disjoint lines"
-
-
-def d_grep_count(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or not re.search(r"\bgrep -n ", c) or "|" in c:
-        return None
-    return _with(
-        spec, c.replace("grep -n ", "grep -c ", 1)
-    ), "counts matches instead of showing them"
-
-
-def d_grep_pattern(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    m = re.search(r'\bgrep (?:-\w+ )*"([^"]+)"', c or "")
-    if c is None or m is None or "-v" in c[m.start() : m.start(1)]:
-        return None  # a `grep -v` filter's pattern may exclude nothing either way
-    seen = {p for x in ctx for p in re.findall(r'\bgrep (?:-\w+ )*"([^"]+)"', _cmd(x) or "")}
-    others = sorted(seen - {m.group(1)})
-    if not others:
-        return None
-    return _with(spec, c[: m.start(1)] + others[0] + c[m.end(1) :]), "searches for something else"
-
-
-def d_find_ext(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = _cmd(spec)
-    if c is None or '-name "*.py"' not in c:
-        return None
-    return _with(spec, c.replace('-name "*.py"', '-name "*.txt"')), "looks for another file type"
-
-
-def d_ls_recursive(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    c = (_cmd(spec) or "").strip()
-    if re.fullmatch(r"ls -R (\S+)", c):
-        return _with(spec, c.replace("ls -R ", "ls ")), "one level instead of the whole tree"
-    target = c.split()[-1] if len(c.split()) > 1 else "."
-    if re.search(r"\.\w+$", target):
-        return None  # `ls -R file.py` lists the same one file
-    if re.fullmatch(r"ls( -\w+)?( \S+)?", c) and "R" not in c:
-        return _with(spec, c.replace("ls", "ls -R", 1)), "the whole tree instead of one level"
-    return None
-
-
-def d_rm_subset(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    m = re.fullmatch(r"(.*\brm (?:-f )?)(\S+)( \S+)+", (_cmd(spec) or "").strip())
-    if m is None:
-        return None
-    return _with(spec, m.group(1) + m.group(2)), "deletes only one of the files"
-
-
-def _editor(spec: Spec, command: str) -> dict | None:
-    if spec["tool"] != "str_replace_editor" or spec["arguments"].get("command") != command:
-        return None
-    return spec["arguments"]
-
-
-def _tool(args: dict) -> Spec:
-    return {"tool": "str_replace_editor", "arguments": args}
-
-
-def s_view_shell(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "view")
-    if args is None:
-        return None
-    rng = args.get("view_range")
-    if rng:
-        command = f"cat -n {args['path']} | sed -n '{rng[0]},{rng[1]}p'"
-        return _with(spec, command), "the same lines of the same file through the shell"
-    return _with(spec, f"cat -n {args['path']}"), "the whole file through the shell"
-
-
-def s_view_wider(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "view")
-    if args is None or not args.get("view_range") or args["view_range"][0] <= 3:
-        return None
-    a, b = args["view_range"]
-    return _tool({**args, "view_range": [a - 2, b + 2]}), "a slightly wider window, same lines"
-
-
-def s_new_ws(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "str_replace") or _editor(spec, "create")
-    if args is None:
-        return None
-    key = "new_str" if args["command"] == "str_replace" else "file_text"
-    text = str(args.get(key, ""))
-    changed = text.rstrip() if text != text.rstrip() else text + "\n"
-    return _tool({**args, key: changed}), "new text differs only in trailing whitespace"
-
-
-def d_view_far(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "view")
-    if args is None or not args.get("view_range"):
-        return None
-    a, b = args["view_range"]
-    return _tool({**args, "view_range": [b + 200, b + 200 + (b - a)]}), "a disjoint window"
-
-
-def d_view_other_file(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "view")
-    if args is None:
-        return None
-    base = args["path"].rsplit("/", 1)[-1]
-    paths = sorted(
-        p
-        for p in {x["arguments"]["path"] for x in ctx if _editor(x, "view")}
-        if p.rsplit("/", 1)[-1] != base  # `hello.py` and `/abs/hello.py` were one file
-    )
-    if not paths:
-        return None
-    return _tool({**args, "path": paths[0]}), "the same window of another file"
-
-
-def d_view_whole(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "view")
-    if args is None or not args.get("view_range"):
-        return None
-    whole = {k: v for k, v in args.items() if k != "view_range"}
-    return _tool(whole), "the whole file instead of a window of it"
-
-
-def d_other_new(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "str_replace")
-    if args is None:
-        return None
-    news = [
-        x["arguments"]["new_str"]
-        for x in ctx
-        if _editor(x, "str_replace") and x["arguments"]["old_str"] != args["old_str"]
-    ]
-    if not news:
-        return None
-    return _tool({**args, "new_str": news[0]}), "same anchor, an unrelated replacement"
-
-
-def d_other_anchor(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "str_replace")
-    if args is None:
-        return None
-    others = [
-        x["arguments"]
-        for x in ctx
-        if _editor(x, "str_replace")
-        and x["arguments"]["path"] == args["path"]
-        and x["arguments"]["old_str"] != args["old_str"]
-    ]
-    if not others:
-        return None
-    return _tool({**args, "old_str": others[0]["old_str"]}), "another anchor in the same file"
-
-
-def d_other_content(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    args = _editor(spec, "create")
-    if args is None:
-        return None
-    texts = [
-        x["arguments"]["file_text"]
-        for x in ctx
-        if _editor(x, "create") and x["arguments"]["file_text"] != args["file_text"]
-    ]
-    if not texts:
-        return None
-    return _tool({**args, "file_text": texts[0]}), "same path, other content"
-
-
-def d_open_far(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    m = re.fullmatch(r'open "?([^"\s]+)"? (\d+)', (_cmd(spec) or "").strip())
-    if m is None:
-        return None
-    line = int(m.group(2))
-    far = line + 400 if line < 400 else line - 400
-    return _with(spec, f"open {m.group(1)} {far}"), "opens the file 400 lines away"
-
-
-def s_open_quotes(spec: Spec, ctx: list[Spec]) -> tuple[Spec, str] | None:
-    m = re.fullmatch(r'open "([^"\s]+)" (\d+)', (_cmd(spec) or "").strip())
-    if m is None:
-        return None
-    return _with(spec, f"open {m.group(1)} {m.group(2)}"), "quoting only"
-
 
 SAME_REWRITES: list[Rewrite] = [
     s_nl_sed,
