@@ -112,11 +112,7 @@ RAW_READERS = [
     (SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json", _raw_mini),
     (SHARED / "mini-swe-agent/github_issue.traj.json", _raw_mini),
     (SHARED / "swe-smith-messages/ft_xml_example.jsonl", _raw_jsonl),
-    (
-        SHARED
-        / "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json",
-        _raw_llm_log,
-    ),
+    (EXACT_FILES[3], _raw_llm_log),  # the OpenHands LLM completion log
 ]
 
 
