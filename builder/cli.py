@@ -1,4 +1,5 @@
-"""Command-line entry points: ingest, inspect, plan, run, status, publish, eval, view."""
+"""Command-line entry points: ingest, inspect, plan, run, status, publish, eval, view,
+calibrate, pairs."""
 
 from __future__ import annotations
 
@@ -105,6 +106,26 @@ def _view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calibrate(args: argparse.Namespace) -> int:
+    from builder.calibrate import calibrate
+
+    text = calibrate(
+        Path(args.pairs), args.similarity, split=args.split, min_precision=args.min_precision
+    )
+    print(text)
+    return 0
+
+
+def _pairs(args: argparse.Namespace) -> int:
+    from builder.calibrate import export_pairs, write_pairs
+
+    rows = export_pairs(Path(args.out), args.sample, seed=args.seed)
+    target = Path(args.output) if args.output else Path(args.out) / "pairs_to_label.jsonl"
+    write_pairs(rows, target)
+    print(f"wrote {len(rows)} pairs to {target} (set 'same' and 'reason' on each line)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nap-builder",
@@ -197,6 +218,22 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("out", help="a run output directory")
     view.add_argument("--to", help="the HTML file (default OUT/view.html)")
     view.set_defaults(func=_view)
+
+    cal = sub.add_parser("calibrate", help="sweep θ on labelled pairs and recommend one")
+    cal.add_argument("pairs", help="labelled pairs JSONL ({a, b, same, reason, ...} per line)")
+    cal.add_argument("--similarity", default="semantic", help="exact | normalized | semantic")
+    cal.add_argument("--split", help="only pairs of this split (e.g. holdout)")
+    cal.add_argument(
+        "--min-precision", type=float, default=0.98, help="floor on precision of 'same'"
+    )
+    cal.set_defaults(func=_calibrate)
+
+    pairs = sub.add_parser("pairs", help="export (reference, candidate) action pairs to label")
+    pairs.add_argument("out", help="a run output directory (with judgements/ and references/)")
+    pairs.add_argument("--sample", type=int, required=True, help="how many pairs")
+    pairs.add_argument("--seed", type=int, default=0, help="sampling seed")
+    pairs.add_argument("--output", help="JSONL to write (default OUT/pairs_to_label.jsonl)")
+    pairs.set_defaults(func=_pairs)
     return parser
 
 

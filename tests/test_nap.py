@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+import pytest
+
 from builder.actions.similarity import get_similarity
 from builder.llm.client import LLMClient
+from builder.llm.fake import FakeProvider
 from builder.nap import NapSettings, StepResult, process_step
 from builder.teacher.render import CODE_MARKER
-from tests.nap_fixtures import LOGGED_NEXT, PASSING, first_job, scripted
+from tests.nap_fixtures import LOGGED_NEXT, PASSING, TEACHER_REPLIES, first_job, scripted
 
 SETTINGS = NapSettings(
     teacher_samples=5, reference_samples=2, similarity="exact", max_per_step=4, seed=7
@@ -191,3 +194,142 @@ def test_format_errors_are_retried_then_recorded() -> None:
         process_step(first_job(), client, client, fallback, get_similarity("exact"))
     )
     assert result.supervision == [] and result.dropped == "no_reference_action"
+
+
+# ---------------------------------------------------------------- request parameters
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "run a command",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+        },
+    }
+]
+
+
+def test_teacher_reference_and_judgement_requests_carry_their_own_parameters() -> None:
+    import json
+
+    from builder.llm.protocol import Message
+    from builder.nap import StepJob, compressor_prompt
+    from builder.replay import agent_context
+
+    settings = dataclasses.replace(
+        SETTINGS,
+        teacher_temperature=0.9,
+        teacher_max_tokens=777,
+        reference_temperature=0.6,
+        agent_temperature=0.1,
+        agent_max_tokens=333,
+        max_per_step=1,
+    )
+    base = first_job()
+    job = StepJob(dataclasses.replace(base.traj, tools=json.dumps(TOOLS)), base.step, base.adapter)
+    provider = scripted()
+    client = LLMClient(provider)
+    result = asyncio.run(process_step(job, client, client, settings, get_similarity("exact")))
+    teacher = [r for r in provider.requests if r.json_schema is not None]
+    agent = [r for r in provider.requests if r.json_schema is None]
+    assert len(teacher) == 1 and len(agent) == 1 + result.judge_requests
+
+    [t] = teacher
+    system, user = compressor_prompt(job)
+    assert (t.n, t.temperature, t.max_tokens, t.seed, t.tools, t.cache_prefix) == (
+        5,
+        0.9,
+        777,
+        7,
+        None,
+        None,
+    )
+    assert t.messages == (Message("system", system), Message("user", user))
+
+    prefix = job.step.observation_message_index
+    reference, *judged = agent
+    assert (reference.n, reference.temperature, reference.max_tokens, reference.seed) == (
+        2,
+        0.6,
+        333,
+        7,
+    )
+    assert reference.tools == tuple(TOOLS) and reference.cache_prefix == prefix
+    assert list(reference.messages) == agent_context(job.traj, job.step, job.adapter)
+    assert judged and all(
+        (j.n, j.temperature, j.max_tokens, j.seed, j.tools, j.cache_prefix)
+        == (1, 0.1, 333, 7, tuple(TOOLS), prefix)
+        for j in judged
+    )
+    rendered = {c.candidate_index: c.rendered for c in result.candidates}
+    for request, row in zip(judged, result.judgements, strict=True):
+        expected = agent_context(job.traj, job.step, job.adapter, rendered[row.candidate_index])
+        assert list(request.messages) == expected
+        assert request.messages[:prefix] == reference.messages[:prefix]  # the cached prefix
+        assert request.messages[prefix] != reference.messages[prefix]  # the candidate in place
+
+
+# ---------------------------------------------------------------- semantic, sampled references
+
+REFERENCES = [
+    LOGGED_NEXT,  # sed -n 25,35p textstats/stats.py
+    "nl -ba textstats/stats.py | sed -n '25,35p'",  # the same lines, numbered
+    "cat textstats/stats.py",  # the whole file: a neighbour, not the same action
+]
+NUMBERED = "nl -ba textstats/stats.py | sed -n '25,35p'"
+
+
+def semantic_agent() -> FakeProvider:
+    """References vary by sample; a judged agent that sees the traceback reads the same lines
+    numbered (a different string, the same action), one that does not lists files."""
+
+    def respond(request, index):  # type: ignore[no-untyped-def]
+        if request.json_schema is not None:
+            return TEACHER_REPLIES[index]
+        observation = request.messages[-1].content
+        if request.n > 1:
+            return f"THOUGHT: look\n\n```bash\n{REFERENCES[index]}\n```"
+        if "ZeroDivisionError" in observation:
+            return f"THOUGHT: look\n\n```bash\n{NUMBERED}\n```"
+        return "THOUGHT: look around\n\n```bash\nls -la\n```"
+
+    return FakeProvider(respond)
+
+
+def test_process_step_with_the_semantic_similarity_and_sampled_references() -> None:
+    settings = dataclasses.replace(
+        SETTINGS, similarity="semantic", reference_samples=3, top_k=3, exhaustive=True
+    )
+    client = LLMClient(semantic_agent())
+    result = asyncio.run(
+        process_step(first_job(), client, client, settings, get_similarity("semantic"))
+    )
+    refs = [
+        (r.action.command if r.action else None, r.similarity_to_logged) for r in result.references
+    ]
+    assert refs == [(REFERENCES[0], 1.0), (REFERENCES[1], 1.0), (REFERENCES[2], 0.5)]
+    rows = {j.candidate_index: j for j in result.judgements}
+    for index in (0, 2):  # unchanged and the line-range compression keep the traceback
+        row = rows[index]
+        assert row.action is not None and row.action.command == NUMBERED
+        assert row.similarities == [1.0, 1.0, 0.5]  # equal lines, equal lines, whole file
+        assert row.aggregate == pytest.approx(2.5 / 3) and row.passed
+        assert row.similarity == "semantic"
+    lost = rows[1]  # the plain summary hides the traceback: the agent lists files instead
+    assert lost.action is not None and lost.action.command == "ls -la"
+    assert max(lost.similarities) <= 0.5 and not lost.passed
+    assert [s.candidate_index for s in result.supervision] == [2, 0]
+    # the same replies under `exact` would pass nothing but byte-equal strings
+    exact = asyncio.run(
+        process_step(
+            first_job(),
+            LLMClient(semantic_agent()),
+            LLMClient(semantic_agent()),
+            dataclasses.replace(settings, similarity="exact"),
+            get_similarity("exact"),
+        )
+    )
+    assert [j.similarities for j in exact.judgements if j.candidate_index == 2] == [[0.0, 1.0, 0.0]]
+    assert not any(j.passed for j in exact.judgements)

@@ -80,3 +80,69 @@ def test_core_on_two_real_trajectories_produces_joinable_tables(
     assert candidates.filter(pl.col("source") == "teacher")["reply"].is_not_null().all()
     report = json.loads((out / "report.json").read_text())
     assert report["totals"]["eligible_steps"] == 2
+
+
+def test_early_exit_against_the_real_model_gives_the_exhaustive_supervision(
+    llama_server: ManagedLlamaServer, tmp_path: Path
+) -> None:
+    """Early exit stops judging once `max_per_step` candidates passed. Against the real model
+    (out of process) it must select what judging every candidate selects, with fewer or equal
+    requests. The model is not bit-stable between identical greedy requests on a busy shared
+    CPU (measured: two replies to one request differed), so both runs share a request cache,
+    as a resumed run would: the early run asks the model, the exhaustive run reuses those
+    replies and asks the model only for the candidates early exit skipped."""
+    import asyncio
+    import dataclasses
+
+    from builder.actions.similarity import get_similarity
+    from builder.llm.cache import RequestCache
+    from builder.llm.client import LLMClient
+    from builder.llm.openai_provider import OpenAIProvider
+    from builder.nap import NapSettings, StepResult, process_step
+    from tests.nap_fixtures import first_job, scripted
+
+    settings = NapSettings(
+        teacher_samples=5,
+        reference_mode="logged",
+        similarity="semantic",
+        threshold=0.0,  # any parsed action passes: the tiny model rarely repeats the logged one
+        max_per_step=1,
+        agent_max_tokens=32,
+        format_retries=0,
+        seed=3,
+    )
+    cache = RequestCache(tmp_path / "cache.sqlite")
+
+    async def one(exhaustive: bool) -> StepResult:
+        provider = OpenAIProvider(
+            llama_server.model, base_url=llama_server.base_url, api_key_env="NAP_TEST_NO_KEY"
+        )
+        agent = LLMClient(provider, cache=cache)
+        try:
+            result = await process_step(
+                first_job(),
+                LLMClient(scripted()),  # deterministic candidates; the agent is the real model
+                agent,
+                dataclasses.replace(settings, exhaustive=exhaustive),
+                get_similarity("semantic"),
+            )
+        finally:
+            await agent.aclose()
+        return result
+
+    early = asyncio.run(one(False))
+    full = asyncio.run(one(True))
+    assert full.judge_requests == full.judge_requests_exhaustive == 3  # valid, unique candidates
+    assert early.judge_requests <= full.judge_requests
+    assert early.supervision == full.supervision
+    view = [(j.candidate_index, j.judge_order, j.reply, j.passed) for j in full.judgements]
+    assert [
+        (j.candidate_index, j.judge_order, j.reply, j.passed) for j in early.judgements
+    ] == view[: len(early.judgements)]
+    assert all(j.reply for j in full.judgements)  # the model really answered
+    passed = [j.judge_order for j in full.judgements if j.passed]
+    if passed:  # early exit stops right after the first pass
+        assert len(early.judgements) == passed[0] + 1
+        assert early.judge_requests == passed[0] + 1
+    else:
+        assert len(early.judgements) == len(full.judgements)

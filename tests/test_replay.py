@@ -79,3 +79,70 @@ def test_tool_call_formats_keep_the_tool_call_id_and_send_the_tools() -> None:
     tools = tools_of(traj)
     assert tools and all("function" in t or "name" in t for t in tools)
     assert json.loads(traj.tools or "[]") == list(tools)
+
+
+# ---------------------------------------------------------------- against the raw files
+
+
+def _text(content: object) -> str:
+    """Message content as read with json: a string, or the text parts of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _raw_mini(path: Path) -> list[list[dict]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [data["messages"] if isinstance(data, dict) else data]
+
+
+def _raw_jsonl(path: Path) -> list[list[dict]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["messages"] for line in lines if line.strip()]
+
+
+def _raw_llm_log(path: Path) -> list[list[dict]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [[*data["messages"], data["response"]["choices"][0]["message"]]]
+
+
+RAW_READERS = [
+    (SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json", _raw_mini),
+    (SHARED / "mini-swe-agent/github_issue.traj.json", _raw_mini),
+    (SHARED / "swe-smith-messages/ft_xml_example.jsonl", _raw_jsonl),
+    (EXACT_FILES[3], _raw_llm_log),  # the OpenHands LLM completion log
+]
+
+
+def _raw_view(message: dict) -> tuple:
+    calls = tuple(
+        (c["function"]["name"], json.loads(c["function"]["arguments"] or "{}"))
+        for c in message.get("tool_calls") or []
+    )
+    return (message["role"], _text(message.get("content")), message.get("tool_call_id"), calls)
+
+
+def _replayed_view(message: object) -> tuple:
+    calls = tuple((c.name, json.loads(c.arguments or "{}")) for c in message.tool_calls)  # type: ignore[attr-defined]
+    return (message.role, message.content, message.tool_call_id, calls)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("path", "read_raw"), RAW_READERS, ids=lambda v: getattr(v, "name", ""))
+def test_raw_replay_equals_the_messages_read_straight_from_the_file(path: Path, read_raw) -> None:
+    """Every step's replayed context is the raw file's message list up to the next assistant
+    turn: roles, texts, tool-call ids and tool calls, read with `json`, not with the adapter."""
+    raw_trajectories = read_raw(path)
+    loaded = _trajectories(path)
+    assert len(loaded) == len(raw_trajectories)
+    checked = 0
+    for (traj, adapter), raw in zip(loaded, raw_trajectories, strict=True):
+        for step in build_steps(traj, adapter, EligibilityRules(min_tokens=0)):
+            context = agent_context(traj, step, adapter)
+            end = len(context)
+            assert end > step.observation_message_index
+            assert end == len(raw) or raw[end]["role"] == "assistant"
+            assert [_replayed_view(m) for m in context] == [_raw_view(m) for m in raw[:end]]
+            checked += 1
+    assert checked >= len(raw_trajectories)

@@ -15,7 +15,8 @@ from functools import lru_cache
 
 from builder.actions import intent as it
 from builder.actions.bashparse import Pipeline, SimpleCommand, parse_script
-from builder.actions.normalize import collapse_ws, program
+from builder.actions.flags import shown_flags
+from builder.actions.normalize import collapse_ws, program, resolve, split_flags
 from builder.actions.programs import command_features, narrowed
 from builder.actions.records import SUBMIT_FEATURES, WHOLE, Features, LineRange
 from builder.actions.tools import editor_features, tool_features
@@ -36,6 +37,11 @@ __all__ = [
 
 _SWE_EDIT = re.compile(r"^\s*edit\s+(\d+):(\d+)\s*\n(.*?)\n?end_of_edit\s*$", re.S)
 _FILTERS = frozenset({"sort", "uniq", "wc", "cut", "tr", "less", "more", "column", "cat", "fmt"})
+# filters that only truncate, reorder or page what the producer shows: not a different action
+_SOFT_FILTERS = frozenset(
+    {"head", "tail", "sort", "uniq", "less", "more", "cat", "column", "fmt", "tee", "nl"}
+)
+_STDOUT_OPS = frozenset({">", ">>", "&>", "&>>", "1>", "1>>", ">|"})
 
 
 def action_features(action: Action) -> tuple[Features, ...]:
@@ -77,7 +83,33 @@ def pipeline_features(pipe: Pipeline) -> Features | None:
     unit = command_features(cmds[0])
     for cmd in cmds[1:]:
         unit = _apply_filter(unit, cmd)
+    sink = _stdout_target(cmds[-1])
+    if sink is not None and unit.intent not in (it.MODIFY, it.OUTPUT):
+        unit = replace(unit, sink=sink)
     return unit
+
+
+def _stdout_target(cmd: SimpleCommand) -> str | None:
+    """Where a command's stdout goes when redirected to a file (`/dev/null` included)."""
+    for r in cmd.redirects:
+        if r.op in _STDOUT_OPS and r.target and not r.target.isdigit():
+            return r.target if r.target.startswith("/dev/") else resolve(r.target, cmd.cwd)
+    return None
+
+
+def _stage(unit: Features, cmd: SimpleCommand) -> Features:
+    """A filter that changes what is shown becomes a stage of the unit (compared in order)."""
+    prog = program(cmd.name)
+    if prog in _SOFT_FILTERS:
+        return unit
+    flags, pos = split_flags(prog, cmd.args)
+    if prog in ("grep", "rg"):
+        inner = command_features(cmd)
+        shown = "".join(sorted(shown_flags("grep", inner.flags)))
+        key = f"grep{shown} " + " ".join(sorted(inner.patterns))
+    else:
+        key = " ".join([prog, *sorted(flags), *pos])
+    return replace(unit, stages=(*unit.stages, key))
 
 
 def _unwrap(cmd: SimpleCommand) -> SimpleCommand:
@@ -100,14 +132,14 @@ def _apply_filter(unit: Features, cmd: SimpleCommand) -> Features:
         rng = command_features(cmd).ranges
         if rng and rng != (WHOLE,):
             return replace(unit, ranges=_compose(unit.ranges or (WHOLE,), rng))
-        return unit
+        return unit if prog in _SOFT_FILTERS else _stage(unit, cmd)
     if prog == "wc" and unit.intent == it.READ:
         return replace(command_features(cmd), files=unit.files)  # `cat f | wc -l` counts f
     if prog in ("grep", "rg"):
         inner = command_features(cmd)
-        if unit.intent == it.READ:
+        if unit.intent == it.READ and not unit.stages:
             return replace(unit, intent=it.SEARCH, verb="grep", patterns=inner.patterns, ranges=())
-        return replace(unit, patterns=unit.patterns | inner.patterns)
+        return _stage(unit, cmd)
     if prog == "xargs":
         inner = command_features(_xargs_inner(cmd))
         if inner.intent in (it.SEARCH, it.MODIFY, it.READ, it.RUN):
@@ -118,7 +150,9 @@ def _apply_filter(unit: Features, cmd: SimpleCommand) -> Features:
     if unit.intent == it.OUTPUT and prog not in _FILTERS:
         inner = command_features(cmd)
         return replace(inner, content=inner.content or unit.content)
-    return unit
+    if unit.intent == it.OUTPUT:
+        return unit
+    return _stage(unit, cmd)
 
 
 def _xargs_inner(cmd: SimpleCommand) -> SimpleCommand:

@@ -133,12 +133,46 @@ def _path_token(token: str) -> str:
     return strip_root(token) if token.startswith("./") else token
 
 
+# programs whose positional arguments are all paths (and `.` when none): `cd d && ls` = `ls d`
+_PATH_ARGS = frozenset({"ls", "cat", "nl", "head", "tail", "wc", "stat", "file", "less", "more"})
+_DEFAULT_DOT = frozenset({"ls", "tree", "du"})
+
+
+def _path_positions(prog: str, flags: frozenset[str], positionals: tuple[str, ...]) -> range:
+    """Which positionals are paths, for programs where that is known."""
+    if prog in _PATH_ARGS or prog in _DEFAULT_DOT:
+        return range(len(positionals))
+    if prog in ("grep", "rg", "sed"):
+        has_e = any(f.startswith("-e=") for f in flags)
+        return range(0 if has_e else 1, len(positionals))
+    return range(0)
+
+
+def _resolved(prog: str, cmd: SimpleCommand) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """(flags, positionals with paths resolved against `cmd.cwd`) when every path is known."""
+    if prog not in _PATH_ARGS | _DEFAULT_DOT | {"grep", "rg", "sed"}:
+        return None
+    flags, positionals = split_flags(prog, cmd.args)
+    items = list(positionals)
+    recursive = prog == "rg" or bool({"-r", "-R", "--recursive"} & flags)
+    if not items and (prog in _DEFAULT_DOT):
+        items = ["."]
+    elif prog in ("grep", "rg") and len(items) == 1 and recursive:
+        items.append(".")
+    for i in _path_positions(prog, flags, tuple(items)):
+        items[i] = resolve(items[i], cmd.cwd)
+    return flags, tuple(items)
+
+
 def command_key(cmd: SimpleCommand) -> str:
-    """The normalised text of one simple command."""
+    """The normalised text of one simple command (paths resolved where the program is known)."""
     prog = program(cmd.name) if cmd.name else ""
     flags: frozenset[str] = frozenset()
     positionals = cmd.args  # find's predicates are order-sensitive: kept as written
-    if prog != "find":
+    resolved = _resolved(prog, cmd)
+    if resolved is not None:
+        flags, positionals = resolved
+    elif prog != "find":
         flags, positionals = split_flags(prog, cmd.args)
     parts = [cmd.name.rsplit("/", 1)[-1] if "/" not in cmd.name else _path_token(cmd.name)]
     parts += sorted(_path_token(f) for f in flags)
@@ -149,18 +183,31 @@ def command_key(cmd: SimpleCommand) -> str:
     return json.dumps(parts, ensure_ascii=False)
 
 
+def _cwd_free(pipe_commands: tuple[SimpleCommand, ...]) -> bool:
+    """True when every command's paths were resolved, so a `cd` before it can be dropped."""
+    return all(
+        _resolved(program(c.name), c) is not None or program(c.name) in NAVIGATION
+        for c in pipe_commands
+    )
+
+
 @lru_cache(maxsize=8192)
 def shell_key(command: str) -> str:
-    """Normalised key of a shell command; unparseable commands fall back to collapsed text."""
+    """Normalised key of a shell command; unparseable commands fall back to collapsed text.
+
+    A `cd` is dropped when it goes to the repository root, or when every later command is one
+    whose paths are resolved against it (`cd src && ls` = `ls src`).
+    """
     script = parse_script(command)
     if not script.ok:
         return "raw:" + collapse_ws(command)
     pipes = []
-    for pipe in script.pipelines:
+    for index, pipe in enumerate(script.pipelines):
         if len(pipe.commands) == 1 and pipe.commands[0].name in NAVIGATION:
             target = pipe.commands[0].args[0] if pipe.commands[0].args else "~"
-            if strip_root(target) == ".":
-                continue  # `cd <repo root> &&` is a no-op prefix
+            rest = tuple(c for p in script.pipelines[index + 1 :] for c in p.commands)
+            if strip_root(target) == "." or (rest and _cwd_free(rest)):
+                continue
         pipes.append(" | ".join(command_key(c) for c in pipe.commands))
     return " ; ".join(pipes)
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
 
 from builder.actions import intent as it
 from builder.actions.bashparse import SimpleCommand
+from builder.actions.git import git_features
 from builder.actions.normalize import program, resolve, split_flags
 from builder.actions.records import SUBMIT_FEATURES, WHOLE, Features, LineRange
-from builder.actions.tools import editor_features, to_int
+from builder.actions.runners import pip_features, pytest_features, python_features, run_script
+from builder.actions.swe_commands import editor_cli, swe_create, swe_open, swe_search
 
 _SED_RANGE = re.compile(r"^(\d+|\$)(?:,(\d+|\$|\+\d+))?p$")
-_REF = re.compile(r"HEAD[~^\d]*|[0-9a-f]{7,40}|@|origin/\S+")
 _WRITE_OPS = {">": "write", ">|": "write", "&>": "write", ">>": "append", "&>>": "append"}
 
 
@@ -28,7 +28,7 @@ def command_features(cmd: SimpleCommand) -> Features:
     if handler is not None:
         return handler(prog, cmd)
     if ("/" in cmd.name and prog.endswith((".sh", ".py"))) or cmd.name.startswith("./"):
-        return _run_script(prog, cmd, resolve(cmd.name, cmd.cwd), cmd.args)
+        return run_script(prog, cmd, resolve(cmd.name, cmd.cwd), cmd.args)
     return _generic(prog, cmd)
 
 
@@ -240,149 +240,6 @@ def narrowed(inner: Features, files: frozenset[str], names: frozenset[str]) -> F
     return replace(inner, files=files, flags=inner.flags | {f"-name={n}" for n in names})
 
 
-def _python(prog: str, cmd: SimpleCommand) -> Features:
-    flags, pos = split_flags("python", cmd.args)
-    code = next((f.split("=", 1)[1] for f in flags if f.startswith("-c=")), None)
-    module = next((f.split("=", 1)[1] for f in flags if f.startswith("-m=")), None)
-    if code is not None:
-        return Features(intent=it.RUN, verb="python", content=code)
-    if module is not None:
-        rest = replace(cmd, name=module, args=tuple(_after_module(cmd.args, module)))
-        if module in ("pytest", "pip", "unittest"):
-            return command_features(rest)
-        return Features(intent=it.RUN, verb="python", patterns=frozenset({module, *pos}))
-    if pos and pos[0] != "-":
-        return _run_script("python", cmd, resolve(pos[0], cmd.cwd), pos[1:], flags)
-    return Features(intent=it.RUN, verb="python", content=cmd.heredoc)
-
-
-def _after_module(args: tuple[str, ...], module: str) -> list[str]:
-    items = list(args)
-    for i, a in enumerate(items):
-        if a == module or a == "-m" + module:
-            return items[i + 1 :]
-    return []
-
-
-def _run_script(
-    prog: str,
-    cmd: SimpleCommand,
-    script: str,
-    rest: tuple[str, ...],
-    flags: frozenset[str] = frozenset(),
-) -> Features:
-    more, selectors = split_flags(prog, tuple(rest))
-    return Features(
-        intent=it.RUN,
-        verb=prog,
-        files=frozenset({script}),
-        patterns=frozenset(selectors),
-        flags=flags | more,
-        content=cmd.heredoc,
-    )
-
-
-def _pytest(prog: str, cmd: SimpleCommand) -> Features:
-    flags, pos = split_flags("pytest", cmd.args)
-    files, patterns = set(), set()
-    for p in pos:
-        path, _, node = p.partition("::")
-        files.add(resolve(path, cmd.cwd))
-        if node:
-            patterns.add(node)
-    patterns |= {f.split("=", 1)[1] for f in flags if f.startswith("-k=")}
-    flags = frozenset(f for f in flags if not f.startswith("-k="))
-    return Features(
-        intent=it.RUN,
-        verb="pytest",
-        files=frozenset(files),
-        patterns=frozenset(patterns),
-        flags=flags,
-    )
-
-
-def _pip(prog: str, cmd: SimpleCommand) -> Features:
-    flags, pos = split_flags("pip", cmd.args)
-    sub = pos[0] if pos else ""
-    files = {resolve(f.split("=", 1)[1], cmd.cwd) for f in flags if f[:3] in ("-e=", "-r=")}
-    flags = frozenset(f for f in flags if f[:3] not in ("-e=", "-r="))
-    intent = it.RUN if sub in ("install", "uninstall", "download") else it.INFO
-    return Features(
-        intent=intent,
-        verb="pip",
-        op=sub,
-        files=frozenset(files),
-        patterns=frozenset(p.lower() for p in pos[1:]),
-        flags=flags,
-    )
-
-
-def _git(prog: str, cmd: SimpleCommand) -> Features:
-    args = list(cmd.args)
-    while args and args[0].startswith("-"):
-        flag = args.pop(0)
-        if flag in ("-C", "-c") and args:
-            args.pop(0)
-    sub = args.pop(0) if args else ""
-    if sub == "grep":
-        unit = _grep("grep", replace(cmd, name="grep", args=tuple(args)))
-        return replace(unit, files=unit.files or frozenset({resolve(".", cmd.cwd)}), git="grep")
-    flags, pos = split_flags("git", tuple(args))
-    if (
-        sub in ("stash", "remote", "submodule", "worktree", "branch")
-        and pos
-        and not pos[0].startswith("-")
-    ):
-        sub, pos = f"{sub} {pos[0]}", pos[1:]
-    files = _paths([p for p in pos if not _REF.fullmatch(p)], cmd.cwd)
-    return Features(intent=it.VCS, verb="git", git=sub, files=files, flags=flags)
-
-
-def _swe_open(prog: str, cmd: SimpleCommand) -> Features:
-    pos = list(cmd.args)
-    if prog == "goto" or not pos:
-        line = to_int(pos[0]) if pos else None
-        rng = LineRange(max(1, line - 50), line + 50) if line else WHOLE
-        return Features(intent=it.READ, verb="open", ranges=(rng,))
-    line = to_int(pos[1]) if len(pos) > 1 else None
-    rng = LineRange(max(1, line - 50), line + 50) if line else LineRange(1, 100)
-    return Features(intent=it.READ, verb="open", files=_paths(pos[:1], cmd.cwd), ranges=(rng,))
-
-
-def _swe_search(prog: str, cmd: SimpleCommand) -> Features:
-    pos = list(cmd.args)
-    pattern = frozenset(pos[:1])
-    if prog == "find_file":
-        where = _paths(pos[1:] or ["."], cmd.cwd)
-        return Features(intent=it.SEARCH, verb="find", op="name", patterns=pattern, files=where)
-    where = _paths(pos[1:] or (["."] if prog == "search_dir" else []), cmd.cwd)
-    return Features(intent=it.SEARCH, verb="grep", op="content", patterns=pattern, files=where)
-
-
-def _editor_cli(prog: str, cmd: SimpleCommand) -> Features:
-    """`str_replace_editor view /testbed/x.py --view_range 1 50` (SWE-agent 1.x action text)."""
-    args: dict[str, Any] = {}
-    pos: list[str] = []
-    items = list(cmd.args)
-    while items:
-        tok = items.pop(0)
-        if tok == "--view_range" and len(items) >= 2:
-            args["view_range"] = [items.pop(0), items.pop(0)]
-        elif tok.startswith("--") and items:
-            args[tok[2:]] = items.pop(0)
-        else:
-            pos.append(tok)
-    args.setdefault("command", pos[0] if pos else "view")
-    args.setdefault("path", resolve(pos[1], cmd.cwd) if len(pos) > 1 else "")
-    return editor_features(args)
-
-
-def _swe_create(prog: str, cmd: SimpleCommand) -> Features:
-    return Features(
-        intent=it.MODIFY, verb="create", op="write", files=_paths(cmd.args[:1], cmd.cwd)
-    )
-
-
 _HANDLERS = {
     "echo": _echo,
     "printf": _echo,
@@ -401,16 +258,16 @@ _HANDLERS = {
     "ag": _grep,
     "ack": _grep,
     "find": _find,
-    "python": _python,
-    "pytest": _pytest,
-    "pip": _pip,
-    "git": _git,
-    "open": _swe_open,
-    "goto": _swe_open,
-    "find_file": _swe_search,
-    "search_dir": _swe_search,
-    "search_file": _swe_search,
-    "str_replace_editor": _editor_cli,
-    "create": _swe_create,
+    "python": python_features,
+    "pytest": pytest_features,
+    "pip": pip_features,
+    "git": git_features,
+    "open": swe_open,
+    "goto": swe_open,
+    "find_file": swe_search,
+    "search_dir": swe_search,
+    "search_file": swe_search,
+    "str_replace_editor": editor_cli,
+    "create": swe_create,
     "submit": lambda prog, cmd: SUBMIT_FEATURES,
 }

@@ -30,7 +30,10 @@ class Features:
     ranges: tuple[LineRange, ...] = ()
     content: str | None = None  # heredoc, python -c code, echoed text, new_str, file_text
     old_text: str | None = None  # the anchor of an edit (old_str, sed -i script)
-    git: str | None = None
+    git: str | None = None  # the git subcommand
+    revisions: frozenset[str] = frozenset()  # git revisions/ranges and view options (--cached)
+    stages: tuple[str, ...] = ()  # downstream filters that change what is shown (`| wc -l`)
+    sink: str | None = None  # where stdout goes instead of the agent's screen (`> out.txt`)
     flags: frozenset[str] = frozenset()
     editor: bool = False  # came from an editor tool (field-wise comparison applies)
 

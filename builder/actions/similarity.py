@@ -8,32 +8,47 @@ Three measures, by name (`get_similarity`):
 
 Semantic scoring of two units: intent agreement counts 0.3, the remaining 0.7 is a weighted mean
 over the evidence either side has (files, patterns, line ranges, inline content, edit anchor,
-git subcommand, sub-kind, flags of the same program). A decisive mismatch caps the score below
-the gate threshold: intents of the same group (read vs search) cap at 0.5, of different groups
-at 0.25; different files, disjoint line ranges, unrelated patterns or written content, another
-git subcommand or another kind of change cap at 0.5. Submit vs non-submit is 0.
+git subcommand and revisions, downstream filters, output redirects, flags of the same program).
+A decisive mismatch caps the score below the gate threshold: intents of the same group (read vs
+search) cap at 0.5, of different groups at 0.25; different files (whole paths, resolved against
+`cd`), disjoint line ranges, unrelated patterns or written content, another git subcommand,
+other git revisions or view options, other filters (`| wc -l`), another stdout target
+(`> out.txt`), other flags that change what is shown (`ls -R`, `grep -l`) or another kind of
+change cap at 0.5. Submit vs non-submit is 0.
 
 Multi-command lines (`&&`, `;`, newlines) are aligned, not reduced to one command: units are
 paired greedily by similarity and the score is the sum over pairs divided by the larger unit
 count, so an extra or missing command costs its share. Setup units (`cd`, `export`, echo
-separators) are dropped first; a pipeline is one unit.
+separators) are dropped first; a pipeline is one unit whose filters are kept as stages.
 
 Editor tool calls (str_replace_editor, Claude Read/Edit/Write) compared with each other are
 field-wise: same command and file required (else 0); views score 0.3 + 0.7 x range overlap
-(IoU); edits need the same old text, new text is a minor 0.3; create needs the same path,
-content is a minor 0.3. Across tools (bash `cat f` vs editor view f) both sides are mapped to
-the shared vocabulary (view = read with a range) and compared like shell units.
+(IoU); edits need the same old text and score 0.3 + 0.7 x new-text agreement, so an unrelated
+replacement for the same anchor fails; create/Write score 0.3 + 0.7 x content agreement. Across
+tools (bash `cat f` vs editor view f) both sides are mapped to the shared vocabulary (view =
+read with a range) and compared like shell units.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import lru_cache
 
 from builder.actions import intent as it
-from builder.actions.features import WHOLE, Features, LineRange, action_features
+from builder.actions.evidence import (
+    _tokens,
+    change_similarity,
+    jaccard,
+    path_similarity,
+    pattern_similarity,
+    range_similarity,
+    same_text,
+    set_similarity,
+    stage_similarity,
+    text_similarity,
+)
+from builder.actions.features import Features, action_features
+from builder.actions.flags import shown_flags
 from builder.actions.normalize import action_key, collapse_ws
 from builder.errors import ConfigError
 from builder.formats.base import SHELL_TOOLS
@@ -53,17 +68,22 @@ WEIGHTS = {
     "content": 0.25,
     "old_text": 0.3,
     "git": 0.3,
+    "revisions": 0.3,
+    "stages": 0.25,
+    "sink": 0.25,
     "op": 0.2,
-    "flags": 0.1,
+    "flags": 0.2,
 }
 READ_RANGE_WEIGHT = 0.5  # for reads, which lines is most of what the action is
-ONE_SIDED = 0.25  # evidence only one side has
-WHOLE_VS_PART = 0.25
+EDIT_ANCHOR = 0.3  # same command, file and anchor: the rest is how much the new text agrees
+NEW_TEXT_FLOOR = 0.5  # two changes of one anchor sharing fewer words than this differ
+WHOLE_TEXT_FLOOR = 0.6  # whole files written: scripts share boilerplate, so ask for more
 # how close file targets must be before the difference is decisive, per intent
 FILE_THRESHOLD = {it.SEARCH: 0.3}
+# patterns closer than this are the same search / test selection (`sitemap` ~ `sitemaps`, but
+# `class DatetimeIndex` is not `DatetimeIndex`); a selector on one side only is a subset run
+PATTERN_THRESHOLD = {it.SEARCH: 0.9, it.RUN: 0.9}
 DEFAULT_FILE_THRESHOLD = 0.8
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-_WORD = re.compile(r"\w+")
 
 
 # ---------------------------------------------------------------- the three measures
@@ -148,51 +168,70 @@ def unit_similarity(x: Features, y: Features) -> float:
     cap = 1.0
     if x.intent != y.intent:
         cap = SAME_GROUP_CAP if it.group(x.intent) == it.group(y.intent) else OTHER_GROUP_CAP
-    parts: list[tuple[float, float]] = []
     intent = x.intent if x.intent == y.intent else ""
-
-    if x.files or y.files:
-        value = set_similarity(x.files, y.files, path_similarity)
-        parts.append((WEIGHTS["files"], value))
-        if x.files and y.files and value < FILE_THRESHOLD.get(intent, DEFAULT_FILE_THRESHOLD):
-            cap = min(cap, MISMATCH_CAP)
-    if x.patterns or y.patterns:
-        value = set_similarity(x.patterns, y.patterns, pattern_similarity)
-        parts.append((WEIGHTS["patterns"], value))
-        if x.patterns and y.patterns and value < 0.3:
-            cap = min(cap, MISMATCH_CAP)
-    if x.ranges or y.ranges:
-        value = range_similarity(x.ranges, y.ranges)
-        weight = READ_RANGE_WEIGHT if intent == it.READ else WEIGHTS["ranges"]
+    parts: list[tuple[float, float]] = []
+    for weight, value, limit in _evidence(x, y, intent):
         parts.append((weight, value))
-        if value < 0.3 and (intent == it.READ or (x.ranges and y.ranges)):
-            cap = min(cap, MISMATCH_CAP)
-    if x.content is not None or y.content is not None:
-        value = text_similarity(x.content, y.content)
-        parts.append((WEIGHTS["content"], value))
-        if intent == it.MODIFY and x.content is not None and y.content is not None and value < 0.35:
-            cap = min(cap, MISMATCH_CAP)
-    if x.old_text is not None or y.old_text is not None:
-        value = float(_same_text(x.old_text, y.old_text))
-        parts.append((WEIGHTS["old_text"], value))
-        if not value:
-            cap = min(cap, MISMATCH_CAP)
-    if x.git is not None or y.git is not None:
-        value = float(x.git == y.git)
-        parts.append((WEIGHTS["git"], value))
-        if not value:
-            cap = min(cap, GIT_MISMATCH_CAP)
-    if x.op is not None and y.op is not None:
-        value = float(x.op == y.op)
-        parts.append((WEIGHTS["op"], value))
-        if not value:
-            cap = min(cap, MISMATCH_CAP)
-    if x.verb == y.verb and (x.flags or y.flags):
-        parts.append((WEIGHTS["flags"], jaccard(x.flags, y.flags)))
-
+        cap = min(cap, limit)
     evidence = sum(w * v for w, v in parts) / sum(w for w, _ in parts) if parts else 1.0
     score = (INTENT_WEIGHT if intent else 0.0) + (1 - INTENT_WEIGHT) * evidence
     return max(0.0, min(score, cap))
+
+
+def _evidence(x: Features, y: Features, intent: str) -> list[tuple[float, float, float]]:
+    """(weight, agreement, cap) per piece of evidence either unit has; cap 1.0 = not decisive."""
+    out: list[tuple[float, float, float]] = []
+
+    def add(key: str, value: float, decisive: bool, limit: float = MISMATCH_CAP) -> None:
+        out.append((WEIGHTS[key], value, limit if decisive else 1.0))
+
+    if x.files or y.files:
+        value = set_similarity(x.files, y.files, path_similarity)
+        floor = FILE_THRESHOLD.get(intent, DEFAULT_FILE_THRESHOLD)
+        add("files", value, bool(x.files and y.files) and value < floor)
+    if x.patterns or y.patterns:
+        value = set_similarity(x.patterns, y.patterns, pattern_similarity)
+        if intent in (it.SEARCH, it.RUN):  # what is searched for / which tests run: the action
+            decisive = value < PATTERN_THRESHOLD[intent]
+        else:
+            decisive = bool(x.patterns and y.patterns) and value < 0.3
+        add("patterns", value, decisive)
+    if x.ranges or y.ranges:
+        value = range_similarity(x.ranges, y.ranges)
+        decisive = value < 0.3 and (intent == it.READ or bool(x.ranges and y.ranges))
+        out.append((READ_RANGE_WEIGHT if intent == it.READ else WEIGHTS["ranges"], value, 1.0))
+        if decisive:
+            out[-1] = (out[-1][0], value, MISMATCH_CAP)
+    if x.content is not None or y.content is not None:
+        if same_text(x.old_text, y.old_text):  # two edits of one anchor: compare the changes
+            value = change_similarity(x.old_text, x.content, y.content)
+        else:
+            value = text_similarity(x.content, y.content)
+        both = x.content is not None and y.content is not None
+        floor = NEW_TEXT_FLOOR if x.old_text is not None else WHOLE_TEXT_FLOOR
+        add("content", value, intent == it.MODIFY and both and value < floor)
+    if x.old_text is not None or y.old_text is not None:
+        value = float(same_text(x.old_text, y.old_text))
+        add("old_text", value, not value)
+    if x.git is not None or y.git is not None:
+        value = float(x.git == y.git)
+        add("git", value, not value, GIT_MISMATCH_CAP)
+    if x.revisions or y.revisions:
+        value = float(x.revisions == y.revisions)
+        add("revisions", value, not value)
+    if x.stages or y.stages:
+        value = stage_similarity(x.stages, y.stages)
+        add("stages", value, value < 0.8)
+    if x.sink is not None or y.sink is not None:
+        value = float(x.sink == y.sink)
+        add("sink", value, not value)
+    if x.op is not None and y.op is not None:
+        value = float(x.op == y.op)
+        add("op", value, not value)
+    if x.verb == y.verb and (x.flags or y.flags):
+        shown = shown_flags(x.verb, x.flags) == shown_flags(y.verb, y.flags)
+        add("flags", jaccard(x.flags, y.flags), not shown)
+    return out
 
 
 def editor_similarity(x: Features, y: Features) -> float:
@@ -202,119 +241,19 @@ def editor_similarity(x: Features, y: Features) -> float:
     if x.verb == "view":
         return INTENT_WEIGHT + (1 - INTENT_WEIGHT) * range_similarity(x.ranges, y.ranges)
     if x.verb == "str_replace":
-        if not _same_text(x.old_text, y.old_text):
+        if not same_text(x.old_text, y.old_text):
             return 0.0
-        return 0.7 + 0.3 * text_similarity(x.content, y.content)
+        change = change_similarity(x.old_text, x.content, y.content)
+        return EDIT_ANCHOR + (1 - EDIT_ANCHOR) * change
     if x.verb == "insert":
         near = range_similarity(x.ranges, y.ranges) > 0 or x.ranges == y.ranges
-        return (0.7 if near else 0.3) + 0.3 * text_similarity(x.content, y.content)
+        score = EDIT_ANCHOR + (1 - EDIT_ANCHOR) * text_similarity(x.content, y.content)
+        return score if near else min(score, MISMATCH_CAP)
     if x.verb == "create":
-        return 0.7 + 0.3 * text_similarity(x.content, y.content)
+        value = text_similarity(x.content, y.content)
+        score = EDIT_ANCHOR + (1 - EDIT_ANCHOR) * value
+        return score if value >= WHOLE_TEXT_FLOOR else min(score, MISMATCH_CAP)
     return 1.0
-
-
-# ---------------------------------------------------------------- evidence
-
-
-def set_similarity(
-    xs: frozenset[str], ys: frozenset[str], sim: Callable[[str, str], float]
-) -> float:
-    """Soft F1 of two sets under an element similarity; one-sided evidence is weak."""
-    if xs == ys:
-        return 1.0
-    if not xs or not ys:
-        return ONE_SIDED
-    forward = sum(max(sim(x, y) for y in ys) for x in xs) / len(xs)
-    backward = sum(max(sim(x, y) for x in xs) for y in ys) / len(ys)
-    return 0.0 if forward + backward == 0 else 2 * forward * backward / (forward + backward)
-
-
-def path_similarity(a: str, b: str) -> float:
-    """1 for the same path, 0.9 when one is a sub-path suffix of the other, 0.6 for a parent."""
-    if a == b:
-        return 1.0
-    if a.endswith("/" + b) or b.endswith("/" + a):
-        return 0.9
-    if a == "." or b == "." or a.startswith(b + "/") or b.startswith(a + "/"):
-        return 0.6
-    return 0.0
-
-
-def pattern_similarity(a: str, b: str) -> float:
-    """Patterns equal modulo escapes/anchors = 1; containment scores by length; else words."""
-    a, b = _pattern(a), _pattern(b)
-    if a == b:
-        return 1.0
-    if a and b and (a in b or b in a):
-        return 0.5 + 0.5 * min(len(a), len(b)) / max(len(a), len(b))
-    return 0.8 * jaccard(frozenset(_WORD.findall(a.lower())), frozenset(_WORD.findall(b.lower())))
-
-
-def _pattern(p: str) -> str:
-    p = p.replace("\\", "").strip()
-    return p.strip("^$").strip("*").strip()
-
-
-def range_similarity(xs: Iterable[LineRange], ys: Iterable[LineRange]) -> float:
-    """Overlap (IoU) of the lines two reads show; whole file vs a window is weak evidence."""
-    xs, ys = tuple(xs) or (WHOLE,), tuple(ys) or (WHOLE,)
-    if set(xs) == set(ys):
-        return 1.0
-    if WHOLE in xs or WHOLE in ys:
-        return WHOLE_VS_PART
-    x_tail = all(r.start < 0 for r in xs)
-    y_tail = all(r.start < 0 for r in ys)
-    if x_tail and y_tail:
-        a, b = max(-r.start for r in xs), max(-r.start for r in ys)
-        return min(a, b) / max(a, b)
-    if any(r.start < 0 for r in xs + ys):
-        return 0.0
-    horizon = max(r.end or r.start for r in xs + ys) + 100
-    a_iv, b_iv = _merge(xs, horizon), _merge(ys, horizon)
-    inter = sum(max(0, min(e1, e2) - max(s1, s2) + 1) for s1, e1 in a_iv for s2, e2 in b_iv)
-    union = _length(a_iv) + _length(b_iv) - inter
-    return inter / union if union else 1.0
-
-
-def _merge(ranges: tuple[LineRange, ...], horizon: int) -> list[tuple[int, int]]:
-    """Sorted disjoint closed intervals; open ends stop at `horizon`."""
-    out: list[tuple[int, int]] = []
-    for start, end in sorted((r.start, r.end if r.end is not None else horizon) for r in ranges):
-        if out and start <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
-
-
-def _length(intervals: list[tuple[int, int]]) -> int:
-    return sum(e - s + 1 for s, e in intervals)
-
-
-def text_similarity(a: str | None, b: str | None) -> float:
-    """Multiset Jaccard of code tokens: cheap, order-free, tolerant of cosmetic edits."""
-    if a is None or b is None:
-        return float(a is None and b is None)
-    if collapse_ws(a) == collapse_ws(b):
-        return 1.0
-    ca, cb = _tokens(a), _tokens(b)
-    union = sum((ca | cb).values())
-    return sum((ca & cb).values()) / union if union else 1.0
-
-
-@lru_cache(maxsize=8192)
-def _tokens(text: str) -> Counter[str]:
-    return Counter(t.replace('"', "'") for t in _TOKEN.findall(text))
-
-
-def _same_text(a: str | None, b: str | None) -> bool:
-    return a is not None and b is not None and collapse_ws(a) == collapse_ws(b)
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """|a ∩ b| / |a ∪ b|, 1.0 for two empty sets."""
-    union = len(a | b)
-    return len(a & b) / union if union else 1.0
 
 
 def clear_caches() -> None:

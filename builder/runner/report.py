@@ -258,8 +258,14 @@ def _by_source(t: dict[str, pl.LazyFrame]) -> dict[str, dict[str, int]]:
 
 
 def _reference_stability(references: pl.LazyFrame) -> dict[str, Any]:
-    """How often two sampled references of a step are the same command (whitespace collapsed),
-    and how close references are to the logged action."""
+    """How often two sampled references of a step are the same command text, and how close
+    references are to the logged action under the configured similarity.
+
+    The names say what is measured: `same_command_rate_*` is string equality after whitespace
+    collapse (not the gate's similarity), and `similarity_to_logged_is_1` is the share of
+    references whose configured similarity to the logged action is 1.0 (for `semantic` that is
+    "no difference found", not byte equality).
+    """
     command = pl.col("action").struct.field("command")
     text = pl.coalesce(command, pl.col("action").struct.field("arguments"))
     sampled = references.filter(
@@ -284,12 +290,12 @@ def _reference_stability(references: pl.LazyFrame) -> dict[str, Any]:
         "references": _count(references),
         "reference_format_errors": _count(references, pl.col("format_error")),
         "steps_with_reference_pairs": per_step.len(),
-        "pairwise_agreement_mean": float(per_step.mean()) if per_step.len() else None,  # type: ignore[arg-type]
-        "pairwise_agreement_pooled": float(pooled) if pooled is not None else None,
+        "same_command_rate_mean": float(per_step.mean()) if per_step.len() else None,  # type: ignore[arg-type]
+        "same_command_rate_pooled": float(pooled) if pooled is not None else None,
         "similarity_to_logged_mean": (
             float(logged_values.mean()) if logged_values.len() else None  # type: ignore[arg-type]
         ),
-        "exact_match_to_logged": (
+        "similarity_to_logged_is_1": (
             float((logged_values >= 1.0).mean()) if logged_values.len() else None  # type: ignore[arg-type]
         ),
     }

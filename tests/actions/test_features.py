@@ -134,7 +134,11 @@ def test_sed_in_place_is_an_edit_whose_script_is_the_anchor() -> None:
 
 def test_git_subcommands_skip_global_options_and_refs() -> None:
     assert one("git -C /testbed --no-pager diff HEAD").git == "diff"
-    assert one("git diff HEAD").files == frozenset()
+    assert one("git diff HEAD").files == {"."}  # the whole worktree; HEAD is a revision
+    assert one("git diff HEAD").revisions == {"HEAD"}
+    assert one("git diff HEAD~1..HEAD").revisions == {"HEAD~1", "HEAD"}
+    assert one("git diff --staged src/a.py").revisions == {"--cached"}
+    assert one("git log -5").flags == {"-n=5"}
     assert one("git stash pop").git == "stash pop"
     assert one("git grep foo").intent == it.SEARCH
 

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from builder.actions.labelled import LABELS_PATH, agreement, load_pairs
+from builder.actions.labelled import LABELS_PATH, agreement, load_pairs, split_of
 from builder.actions.similarity import SIMILARITIES, get_similarity, semantic
 from builder.errors import ConfigError
 from builder.formats.base import shell_action, tool_call_action
 from schemas.steps import Action
+from tests.paths import SHARED
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "trajectories"
+SAMPLES = SHARED
 PAIRS = load_pairs()
 
 
@@ -119,12 +119,10 @@ def test_editor_calls_compare_field_wise() -> None:
     assert semantic(view, ed(command="view", path="/testbed/a.py", view_range=[300, 350])) < 0.65
     assert semantic(view, ed(command="view", path="/testbed/b.py", view_range=[100, 150])) == 0.0
     edit = ed(command="str_replace", path="a.py", old_str="return x", new_str="return y")
-    assert (
-        semantic(
-            edit, ed(command="str_replace", path="a.py", old_str="return x", new_str="return z")
-        )
-        >= 0.7
-    )
+    other_new = ed(command="str_replace", path="a.py", old_str="return x", new_str="return z")
+    spaced = ed(command="str_replace", path="a.py", old_str="return x", new_str="return  y\n")
+    assert semantic(edit, other_new) < 0.65  # another replacement for the same anchor
+    assert semantic(edit, spaced) == 1.0
     assert (
         semantic(
             edit, ed(command="str_replace", path="a.py", old_str="def f():", new_str="return y")
@@ -166,23 +164,84 @@ def test_real_trajectory_commands_parse_and_match_themselves() -> None:
 
 # ---------------------------------------------------------------- the labelled table
 
-
-def test_labelled_table_is_large_balanced_and_explained() -> None:
-    rows = [json.loads(line) for line in LABELS_PATH.read_text(encoding="utf-8").splitlines()]
-    assert len(rows) >= 80
-    assert 0.3 < sum(r["same"] for r in rows) / len(rows) < 0.7
-    assert all(r["reason"].strip() for r in rows)
-    assert len(PAIRS) == len(rows)
+ROWS = [json.loads(line) for line in LABELS_PATH.read_text(encoding="utf-8").splitlines()]
+HOLDOUT = [p for p in PAIRS if p.split == "holdout"]
+CATEGORIES = {"read", "search", "edit", "run", "vcs", "list", "submit", "editor", "swe-agent"}
 
 
-@pytest.mark.parametrize(("split", "floor"), [("all", 0.75), ("holdout", 0.7)])
-def test_semantic_agrees_with_the_labels(split: str, floor: float) -> None:
-    pairs = [p for p in PAIRS if split == "all" or p.split == split]
-    result = agreement(semantic, pairs, threshold=0.65)
-    assert result.accuracy >= floor, result.as_dict()
+def test_labelled_table_is_large_categorised_explained_and_mostly_real() -> None:
+    assert len(ROWS) == len(PAIRS) >= 300
+    assert 0.3 < sum(r["same"] for r in ROWS) / len(ROWS) < 0.7
+    assert all(r["reason"].strip() and r["category"] for r in ROWS)
+    assert {r["category"] for r in ROWS} >= CATEGORIES
+    mined = [r for r in ROWS if r["source"].startswith(("follow:", "rewrite:"))]
+    assert len(mined) >= len(ROWS) / 2  # pairs built from real trajectory actions
+    assert sum(r["source"].startswith("follow:") for r in ROWS) >= 100  # actions that followed
+
+
+def test_the_split_is_the_hash_of_the_pair_decided_before_tuning() -> None:
+    for row in ROWS:
+        if row["source"] == "hand":  # the table the similarity was first built on
+            assert row["split"] == "design"
+        else:
+            assert row["split"] == split_of(row["a"], row["b"]), row["reason"]
+    assert len(HOLDOUT) >= 150 and sum(p.same for p in HOLDOUT) >= 50
+
+
+def test_mined_rows_quote_real_actions_of_the_samples() -> None:
+    """Every mined pair's first action occurs verbatim in the raw sample it names."""
+    texts: dict[str, str] = {}
+    for row in ROWS:
+        if not row["source"].startswith(("follow:", "rewrite:")):
+            continue
+        name = row["source"].split(":", 1)[1].rsplit("#", 1)[0]
+        folder, _, file = name.partition("/")
+        if folder == "swe-smith":
+            path = SAMPLES / "swe-smith-messages" / "ft_xml_example.jsonl"
+        else:
+            path = next((SAMPLES / folder).rglob(file))
+        text = texts.setdefault(str(path), path.read_text(encoding="utf-8"))
+        a = row["a"]
+        needle = a.get("command") or next(
+            (str(v) for k, v in sorted(a.get("arguments", {}).items()) if k == "path"), ""
+        )
+        assert json.dumps(needle)[1:-1][:60] in text or needle[:60] in text, row["source"]
+
+
+def test_semantic_meets_the_floors_on_the_held_out_split() -> None:
+    """Held out, at the default threshold. Target precision 0.98: measured 0.971 (67 of 69
+    "same" right) at the first look after tuning on the design split; see the xfail below."""
+    result = agreement(semantic, HOLDOUT, threshold=0.65)
+    assert result.precision >= 0.97, result.as_dict()
+    assert result.recall >= 0.85, result.as_dict()
+
+
+@pytest.mark.xfail(strict=True, reason="held-out precision 0.971 < 0.98 (2 false 'same' of 69)")
+def test_semantic_reaches_the_precision_target_on_the_held_out_split() -> None:
+    assert agreement(semantic, HOLDOUT, threshold=0.65).precision >= 0.98
+
+
+def test_semantic_on_the_design_split() -> None:
+    result = agreement(semantic, [p for p in PAIRS if p.split == "design"], threshold=0.65)
+    assert result.precision >= 0.98 and result.recall >= 0.85, result.as_dict()
 
 
 def test_semantic_agrees_better_than_normalized_and_exact() -> None:
     scores = {name: agreement(sim, PAIRS).accuracy for name, sim in SIMILARITIES.items()}
     assert scores["semantic"] > scores["normalized"] >= scores["exact"]
     assert agreement(get_similarity("normalized"), PAIRS).fp == 0
+
+
+def test_mined_rows_are_what_the_committed_miner_produces_from_the_raw_files() -> None:
+    """`benchmarks/mine_pairs.py` reads the samples with json; its output is the table's
+    mined rows, labels included, so no mined label was edited to suit the similarity."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "mine_pairs", LABELS_PATH.parents[2] / "benchmarks" / "mine_pairs.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    mined = [r for r in ROWS if r["source"].startswith(("follow:", "rewrite:"))]
+    assert module.mine() == mined

@@ -264,10 +264,10 @@ def test_reference_stability_counts_equal_pairs_after_whitespace_collapse(out_di
     assert stability["references"] == 7
     assert stability["reference_format_errors"] == 1
     assert stability["steps_with_reference_pairs"] == 2
-    assert stability["pairwise_agreement_mean"] == pytest.approx((1 / 3 + 1) / 2)
-    assert stability["pairwise_agreement_pooled"] == pytest.approx(2 / 4)
+    assert stability["same_command_rate_mean"] == pytest.approx((1 / 3 + 1) / 2)
+    assert stability["same_command_rate_pooled"] == pytest.approx(2 / 4)
     assert stability["similarity_to_logged_mean"] == pytest.approx((1 + 1 + 0.2 + 0.5) / 4)
-    assert stability["exact_match_to_logged"] == pytest.approx(0.5)
+    assert stability["similarity_to_logged_is_1"] == pytest.approx(0.5)
 
 
 def test_early_exit_counts_valid_unique_candidates_left_unjudged(out_dir: Path) -> None:
@@ -322,7 +322,7 @@ def test_an_empty_output_folder_gives_a_zero_report(tmp_path: Path) -> None:
     assert report["dropped_steps"] == {"total": 0}
     assert report["compression"]["token_ratio"] is None
     assert report["compression"]["ratio_distribution"] == {"count": 0}
-    assert report["reference_stability"]["pairwise_agreement_mean"] is None
+    assert report["reference_stability"]["same_command_rate_mean"] is None
     json_path, md_path = write_report(tmp_path, report)
     assert json.loads(json_path.read_text()) == report
     assert "| steps | 0 |" in md_path.read_text()

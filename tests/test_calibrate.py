@@ -1,0 +1,165 @@
+"""`nap-builder calibrate` and `nap-builder pairs`: the θ sweep, the recommendation, the export
+from a real run's Parquet tables, and the loop back (exported pairs, once labelled, calibrate)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from builder.actions.labelled import load_pairs
+from builder.actions.similarity import get_similarity
+from builder.calibrate import ThresholdRow, calibrate, recommend, sweep
+from builder.errors import InputError
+from tests.runner.nap_server import nap_server, replicate_samples, run_config
+
+CLI = [sys.executable, "-m", "builder.cli"]
+
+
+def _sh(command: str) -> dict:
+    return {"tool": "bash", "command": command}
+
+
+def _write(path: Path, rows: list[tuple[str, str, bool]]) -> Path:
+    lines = [
+        json.dumps({"a": _sh(a), "b": _sh(b), "same": same, "reason": "r"}) for a, b, same in rows
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_sweep_counts_each_threshold_against_the_labels(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "p.jsonl",
+        [
+            ("ls -la", "ls -la", True),  # normalized 1
+            ("ls -la", "ls  -al", True),  # normalized 1 (flag order, spacing)
+            ("python a.py", "python3 a.py", True),  # normalized 0: a missed "same"
+            ("cat a.py", "cat b.py", False),  # normalized 0
+        ],
+    )
+    rows = sweep(get_similarity("normalized"), load_pairs(path), [0.5, 1.0])
+    assert [(r.tp, r.fp, r.tn, r.fn) for r in rows] == [(2, 0, 1, 1), (2, 0, 1, 1)]
+    assert rows[0].precision == 1.0 and rows[0].recall == pytest.approx(2 / 3)
+    assert rows[0].agreement == pytest.approx(3 / 4)
+
+
+def _row(theta: float, tp: int, fp: int, fn: int) -> ThresholdRow:
+    tn = 10 - fp
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    return ThresholdRow(theta, tp, fp, tn, fn, (tp + tn) / (tp + fp + tn + fn), prec, rec)
+
+
+def test_recommend_takes_the_most_recall_at_the_precision_floor_and_says_why() -> None:
+    rows = [
+        _row(0.4, 10, 3, 0),  # precise enough? no (0.77)
+        _row(0.5, 9, 0, 1),
+        _row(0.6, 9, 0, 1),
+        _row(0.7, 9, 0, 1),
+        _row(0.8, 6, 0, 4),
+    ]
+    choice = recommend(rows, 0.98)
+    assert choice.threshold == 0.6  # middle of the 0.5-0.7 plateau
+    assert "0.50 to 0.70" in choice.why and "recall (0.900)" in choice.why
+    lax = recommend(rows, 0.7)
+    assert lax.threshold == 0.4 and "recall (1.000)" in lax.why
+
+
+def test_recommend_says_when_no_threshold_is_precise_enough() -> None:
+    choice = recommend([_row(0.5, 5, 5, 0), _row(0.7, 4, 2, 1)], 0.98)
+    assert choice.threshold == 0.7 and "no threshold reaches precision 0.98" in choice.why
+
+
+def test_calibrate_prints_the_table_and_the_recommendation(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "p.jsonl",
+        [
+            ("ls -la", "ls -al", True),
+            ("cat a.py", "cat b.py", False),
+            ("git diff", "git diff --stat", False),
+        ],
+    )
+    text = calibrate(path, "semantic", thresholds=[0.5, 0.6, 0.9])
+    lines = text.splitlines()
+    assert lines[0].endswith("3 labelled pairs (1 same, 2 different), similarity semantic")
+    # capped mismatches score exactly 0.5, so θ=0.5 lets both different pairs through
+    assert lines[2].split() == ["0.50", "0.333", "0.333", "1.000", "1", "2", "0", "0"]
+    assert lines[3].split()[:8] == ["0.60", "1.000", "1.000", "1.000", "1", "0", "2", "0"]
+    assert [line.endswith("<- recommended") for line in lines[2:5]] == [False, True, False]
+    assert "recommended θ = 0.60" in text
+
+
+def test_a_bad_row_names_the_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text(
+        json.dumps({"a": _sh("ls"), "b": _sh("ls"), "same": True, "reason": "x"})
+        + "\n"
+        + json.dumps({"a": _sh("ls"), "b": _sh("ls -R"), "same": None, "reason": ""})
+        + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError, match=r"p\.jsonl:2: not a labelled pair .*'same'"):
+        load_pairs(path)
+    done = subprocess.run([*CLI, "calibrate", str(path)], capture_output=True, text=True)
+    assert done.returncode == 2 and "p.jsonl:2" in done.stderr
+
+
+def test_pairs_exports_judged_actions_with_their_references_from_a_real_run(
+    tmp_path: Path,
+) -> None:
+    corpus = replicate_samples(tmp_path / "corpus", 1)
+    out = tmp_path / "out"
+    config = tmp_path / "run.yaml"
+    with nap_server() as server:
+        config.write_text(run_config(corpus, server.base_url, out), encoding="utf-8")
+        run = subprocess.run([*CLI, "run", str(config)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    judgements = pq.read_table(out / "judgements").to_pylist()
+    references = pq.read_table(out / "references").to_pylist()
+    # every (judged action, reference) comparison of the run, read straight from Parquet
+    expected = set()
+    for j in judgements:
+        step = (j["trajectory_id"], j["step_index"])
+        refs = sorted(
+            (
+                r
+                for r in references
+                if (r["trajectory_id"], r["step_index"]) == step and r["action"]
+            ),
+            key=lambda r: r["reference_index"],
+        )
+        for ref, score in zip(refs, j["similarities"] or [], strict=False):
+            if j["action"]:
+                expected.add((ref["action"]["command"], j["action"]["command"], round(score, 4)))
+    assert len(expected) >= 3
+
+    target = tmp_path / "to_label.jsonl"
+    done = subprocess.run(
+        [*CLI, "pairs", str(out), "--sample", "3", "--output", str(target)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 3
+    for row in rows:
+        assert row["same"] is None and row["similarity_name"] == "semantic"
+        assert (row["a"]["command"], row["b"]["command"], row["similarity"]) in expected
+
+    # a person labels them; the file then calibrates like any other
+    for row in rows:
+        row["same"], row["reason"] = row["a"] == row["b"], "labelled in the test"
+    target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert "recommended θ =" in calibrate(target)
+
+
+def test_pairs_on_a_directory_without_judgements_is_a_clear_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*CLI, "pairs", str(tmp_path), "--sample", "3"], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "no judgements" in done.stderr
