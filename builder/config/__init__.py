@@ -20,6 +20,7 @@ from builder.config.overrides import apply_override, split_key
 from builder.config.pipeline import HASH_EXCLUDED, PipelineConfig
 from builder.config.run_settings import (
     CacheConfig,
+    ExecutionConfig,
     LimitsConfig,
     OutputConfig,
     Price,
@@ -46,6 +47,7 @@ __all__ = [
     "CacheConfig",
     "EligibilityConfig",
     "EndpointConfig",
+    "ExecutionConfig",
     "GateConfig",
     "InputSpec",
     "LimitsConfig",

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from builder.config.run_settings import (
     CacheConfig,
+    ExecutionConfig,
     LimitsConfig,
     OutputConfig,
     Price,
@@ -29,6 +30,7 @@ HASH_EXCLUDED = (
     "limits",
     "prices",
     "cache",
+    "execution",
     "output.dir",
     "output.progress",
     "publish",
@@ -68,6 +70,9 @@ class PipelineConfig(_Model):
     output: OutputConfig = Field(default_factory=OutputConfig, description="Output tables.")
     publish: PublishConfig = Field(default_factory=PublishConfig, description="Dataset publish.")
     scrub: ScrubConfig = Field(default_factory=ScrubConfig, description="Secret scrubbing.")
+    execution: ExecutionConfig = Field(
+        default_factory=ExecutionConfig, description="Engine: this process or a Ray cluster."
+    )
     seed: int = Field(default=0, description="Seed of every sampled request and of the splits.")
 
     @model_validator(mode="after")

@@ -1,0 +1,33 @@
+"""The Ray actor classes (importing this module imports Ray)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ray
+
+from builder.distributed.coordinator import Coordinator, LimitSettings
+
+
+class _Coordinator:
+    """Hosts the `Coordinator` on an asyncio actor: waiters for a slot do not block others."""
+
+    def __init__(self, settings: LimitSettings) -> None:
+        self.state = Coordinator(settings)
+
+    async def acquire(self, key: str, estimate: int) -> tuple[int | None, str | None]:
+        return await self.state.acquire(key, estimate)
+
+    async def release(self, lease: int, actual_tokens: int | None) -> None:
+        self.state.release(lease, actual_tokens)
+
+    async def spend(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        self.state.spend(prompt_tokens, completion_tokens, cost_usd)
+
+    async def stats(self) -> dict[str, Any]:
+        return self.state.stats()
+
+
+# no CPU: it only waits; high concurrency: every waiter for a slot is one pending call
+_remote: Any = ray.remote
+CoordinatorActor: Any = _remote(num_cpus=0, max_concurrency=10_000)(_Coordinator)

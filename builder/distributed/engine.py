@@ -1,0 +1,127 @@
+"""A run's ingest and shards on Ray: same plans, same files, same markers as the local engine.
+
+Ingest: each ingest task (`builder.ingest.tasks`, named by its index) is a Ray task writing
+the same `part-NNNNNN-*` files. Shards: a Ray Data dataset of the pending shard plans, one
+block per shard (a killed actor costs only its in-flight shards; Ray Data restarts the actor
+and retries them), mapped by a pool of `ShardWorker` actors. The driver settles each shard's
+outcome row exactly as `schedule._settle` does.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from builder.config import PipelineConfig
+from builder.distributed.coordinator import LimitSettings
+from builder.distributed.workers import ShardWorker, encode_plan
+from builder.errors import PermanentLLMError
+from builder.ingest import IngestSummary, InputSpec, process_task, tasks
+from builder.nap import NapSettings
+from builder.runner.result import RunResult
+from builder.runner.schedule import STEPS_PER_SLOT
+from builder.runner.shards import pending_shards
+from builder.steps import EligibilityRules
+
+log = logging.getLogger(__name__)
+
+LEASE_MARGIN_S = 10.0
+
+
+def ray_ingest(
+    specs: list[InputSpec], out_dir: Path, *, rules: EligibilityRules | None = None
+) -> IngestSummary:
+    """`run_ingest` with Ray tasks as the workers; at most two tasks per CPU queued at once."""
+    import ray
+
+    rules = rules or EligibilityRules()
+    remote = ray.remote(num_cpus=1, max_retries=3)(process_task)
+    window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+    summary = IngestSummary()
+    pending: list[Any] = []
+    for task_id, group in enumerate(tasks(specs)):
+        pending.append(remote.remote(task_id, group, out_dir, rules))
+        if len(pending) >= window:
+            done, pending = ray.wait(pending, num_returns=1)
+            for part in ray.get(done):
+                summary.merge(part)
+    for part in ray.get(pending):
+        summary.merge(part)
+    return summary
+
+
+def limit_settings(cfg: PipelineConfig) -> LimitSettings:
+    lease = cfg.execution.lease_s or cfg.limits.timeout_s + LEASE_MARGIN_S
+    return LimitSettings(
+        concurrency=cfg.limits.concurrency,
+        rpm=cfg.limits.requests_per_minute,
+        tpm=cfg.limits.tokens_per_minute,
+        max_usd=cfg.limits.budget_usd,
+        max_tokens=cfg.limits.budget_tokens,
+        lease_s=lease,
+    )
+
+
+def run_shards_ray(
+    cfg: PipelineConfig,
+    out_dir: Path,
+    digest: str,
+    result: RunResult,
+    settings: NapSettings,
+    clients_factory: Any,
+) -> dict[str, Any]:
+    """Every pending shard on the actor pool; returns the coordinator's statistics."""
+    import ray
+
+    from builder.distributed.actors import CoordinatorActor
+
+    todo, result.shards_skipped = pending_shards(out_dir, cfg.output.shard_size, digest)
+    result.shards_total = len(todo) + result.shards_skipped
+    if not todo:
+        return {}
+    ex = cfg.execution
+    ray.data.DataContext.get_current().enable_progress_bars = cfg.output.progress
+    coordinator = CoordinatorActor.remote(limit_settings(cfg))
+    total_steps = cfg.limits.steps_in_flight or STEPS_PER_SLOT * cfg.limits.concurrency
+    try:
+        dataset = ray.data.from_items(
+            [{"plan": encode_plan(p)} for p in todo], override_num_blocks=len(todo)
+        )
+        outcomes = dataset.map_batches(
+            ShardWorker,
+            batch_size=1,
+            concurrency=min(ex.actors, len(todo)),
+            num_cpus=ex.actor_cpus,
+            max_concurrency=ex.shards_per_actor,
+            fn_constructor_kwargs={
+                "cfg": cfg,
+                "out_dir": str(out_dir),
+                "digest": digest,
+                "settings": settings,
+                "coordinator": coordinator,
+                "clients_factory": clients_factory,
+                "steps_in_flight": max(1, total_steps // ex.actors),
+            },
+        )
+        for row in outcomes.iter_rows():
+            settle(row, result)
+        return dict(ray.get(coordinator.stats.remote()))
+    finally:
+        ray.kill(coordinator)
+
+
+def settle(row: dict[str, Any], result: RunResult) -> None:
+    """One shard's outcome, counted as the local scheduler counts it."""
+    status, message, shard = row["status"], row["message"], row["shard_id"]
+    if status == "done":
+        result.shards_done += 1
+    elif status == "budget":
+        if result.stopped != "budget":
+            log.warning("budget reached (%s): the remaining shards are not processed", message)
+        result.stopped = "budget"
+    elif status == "permanent":
+        raise PermanentLLMError(message)
+    else:
+        result.shards_failed += 1
+        log.error("shard %s failed (%s); it will be retried on resume", shard, message)
