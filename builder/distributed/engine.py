@@ -63,6 +63,22 @@ def limit_settings(cfg: PipelineConfig) -> LimitSettings:
     )
 
 
+def actor_pool(size: int, per_actor: int) -> dict[str, Any]:
+    """`map_batches` arguments of a fixed pool of `size` actors, each running `per_actor`
+    shards at once on its async loop (the option's name depends on the Ray version)."""
+    import ray
+
+    try:
+        strategy = ray.data.ActorPoolStrategy(
+            size=size,
+            max_tasks_in_flight_per_actor=per_actor,
+            max_concurrent_calls_per_actor=per_actor,
+        )
+    except TypeError:  # Ray < 2.50: the actor's own max_concurrency option
+        return {"concurrency": size, "max_concurrency": per_actor}
+    return {"compute": strategy}
+
+
 def run_shards_ray(
     cfg: PipelineConfig,
     out_dir: Path,
@@ -91,9 +107,8 @@ def run_shards_ray(
         outcomes = dataset.map_batches(
             ShardWorker,
             batch_size=1,
-            concurrency=min(ex.actors, len(todo)),
             num_cpus=ex.actor_cpus,
-            max_concurrency=ex.shards_per_actor,
+            **actor_pool(min(ex.actors, len(todo)), ex.shards_per_actor),
             fn_constructor_kwargs={
                 "cfg": cfg,
                 "out_dir": str(out_dir),
