@@ -81,9 +81,11 @@ class EndpointConfig(_Model):
     model: str = Field(
         default=LOCAL_MODEL, min_length=1, description="Model name sent to the endpoint."
     )
-    base_url: str | None = Field(
+    base_url: str | list[str] | None = Field(
         default=None,
-        description="Endpoint URL; null means the provider's default (or the managed server).",
+        description="Endpoint URL, or a list of URLs serving the same model (replicas): "
+        "requests spread over them, a step's requests stick to one, and a failing one leaves "
+        "rotation for a while; null means the provider's default (or the managed server).",
     )
     api_key_env: str | None = Field(
         default=None,
@@ -92,6 +94,16 @@ class EndpointConfig(_Model):
     )
     temperature: float = Field(default=1.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=1024, ge=1, description="Maximum new tokens per completion.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _urls(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("an empty list of URLs; give at least one, or null")
+            if len(set(value)) != len(value):
+                raise ValueError("the same URL is listed twice")
+        return value
 
     @field_validator("api_key_env")
     @classmethod

@@ -36,6 +36,15 @@ class Clients:
 def _provider(
     endpoint: EndpointConfig, cfg: PipelineConfig, shared: dict[str, ChatProvider], stack: ExitStack
 ) -> ChatProvider:
+    if isinstance(endpoint.base_url, list):  # replicas of one model: route between them
+        from builder.llm.endpoints import RoutedProvider
+
+        return RoutedProvider(
+            [
+                _provider(endpoint.model_copy(update={"base_url": url}), cfg, shared, stack)
+                for url in endpoint.base_url
+            ]
+        )
     timeout = cfg.limits.timeout_s
     if endpoint.provider == "local":
         if "local" not in shared:
