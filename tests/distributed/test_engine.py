@@ -86,9 +86,7 @@ def test_a_run_finished_locally_is_complete_on_ray_and_a_ray_run_resumes_locally
     out = tmp_path / "both"
     config = load_config(write_config(tmp_path, corpus, server.base_url, "both"))
     run_pipeline(config.model_copy(update={"execution": config.execution.model_copy(update={})}))
-    on_ray = load_config(
-        write_config(tmp_path, corpus, server.base_url, "both", execution=RAY)
-    )
+    on_ray = load_config(write_config(tmp_path, corpus, server.base_url, "both", execution=RAY))
     sent = server.count
     result = run_pipeline(on_ray)  # same hash: execution is not part of it
     assert (result.shards_skipped, result.shards_done) == (4, 0)

@@ -21,7 +21,7 @@ def step_requests(step: int, k: int) -> list[ChatRequest]:
     """k requests of one step: a shared 2-message prefix, then each its own last message."""
     prefix = (Message("system", "you are an agent"), Message("user", f"task of step {step}"))
     return [
-        ChatRequest(prefix + (Message("user", f"variant {i}"),), cache_prefix=2, seed=i)
+        ChatRequest((*prefix, Message("user", f"variant {i}")), cache_prefix=2, seed=i)
         for i in range(k)
     ]
 
@@ -84,6 +84,7 @@ def test_a_failed_endpoint_leaves_rotation_and_returns_after_the_cooldown() -> N
             assert a.count + b.count == 60 + 20 + 30
 
         asyncio.run(scenario())
+
 
 def test_a_list_of_base_urls_in_the_config_builds_a_routed_provider(tmp_path) -> None:
     cfg = validate_config(
