@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray")
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[str]:
     """The running Ray's GCS address; runs with engine=ray use it instead of starting one."""
+    import ray  # the `ray` extra, installed by `make setup` and the README's test command
+
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     ray.init(
         num_cpus=2,
