@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from builder.config.messages import _describe, _kind
 from builder.config.overrides import apply_override
 from builder.config.pipeline import HASH_EXCLUDED, PipelineConfig
+from builder.config.uris import local_path
 from builder.errors import ConfigError
 
 _GLOB_CHARS = frozenset("*?[")
@@ -82,14 +83,15 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
     inputs = raw.get("inputs")
     if isinstance(inputs, list):
         for i, item in enumerate(inputs):
+            key = f"inputs[{i}]"
             if isinstance(item, str):
-                inputs[i] = resolve_input_path(item, base)
+                inputs[i] = resolve_input_path(local_path(item, key), base)
             elif isinstance(item, dict) and isinstance(item.get("path"), str):
-                item["path"] = resolve_input_path(item["path"], base)
+                item["path"] = resolve_input_path(local_path(item["path"], key), base)
     for section in ("output", "cache"):
         node = raw.get(section)
         if isinstance(node, dict) and isinstance(node.get("dir"), str):
-            node["dir"] = str(_absolute(node["dir"], base))
+            node["dir"] = str(_absolute(local_path(node["dir"], f"{section}.dir"), base))
 
 
 def resolve_input_path(text: str, base: Path) -> str:
