@@ -180,8 +180,12 @@ class ExecutionConfig(_Model):
         description="Shard worker actors. Each holds its own clients; limits.concurrency stays "
         "the cluster-wide bound, so size this to keep it busy, not beyond.",
     )
-    shards_per_actor: int = Field(
-        default=2, ge=1, description="Shards one actor processes at once (async, one loop)."
+    shards_per_actor: int | None = Field(
+        default=None,
+        ge=1,
+        description="Shards one actor processes at once on its event loop (null: the local "
+        "engine's shards in flight, enough to keep limits.concurrency busy, split over the "
+        "actors).",
     )
     actor_cpus: float = Field(
         default=1.0,

@@ -20,7 +20,7 @@ from builder.errors import PermanentLLMError
 from builder.ingest import IngestSummary, InputSpec, process_task, tasks
 from builder.nap import NapSettings
 from builder.runner.result import RunResult
-from builder.runner.schedule import STEPS_PER_SLOT
+from builder.runner.schedule import STEPS_PER_SLOT, parallel_shards
 from builder.runner.shards import pending_shards
 from builder.steps import EligibilityRules
 
@@ -100,6 +100,9 @@ def run_shards_ray(
     ray.data.DataContext.get_current().enable_progress_bars = cfg.output.progress
     coordinator = CoordinatorActor.remote(limit_settings(cfg))
     total_steps = cfg.limits.steps_in_flight or STEPS_PER_SLOT * cfg.limits.concurrency
+    actors = min(ex.actors, len(todo))
+    width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
+    per_actor = ex.shards_per_actor or -(-width // actors)
     try:
         dataset = ray.data.from_items(
             [{"plan": encode_plan(p)} for p in todo], override_num_blocks=len(todo)
@@ -108,7 +111,7 @@ def run_shards_ray(
             ShardWorker,
             batch_size=1,
             num_cpus=ex.actor_cpus,
-            **actor_pool(min(ex.actors, len(todo)), ex.shards_per_actor),
+            **actor_pool(actors, per_actor),
             fn_constructor_kwargs={
                 "cfg": cfg,
                 "out_dir": str(out_dir),
@@ -116,7 +119,7 @@ def run_shards_ray(
                 "settings": settings,
                 "coordinator": coordinator,
                 "clients_factory": clients_factory,
-                "steps_in_flight": max(1, total_steps // ex.actors),
+                "steps_in_flight": max(1, total_steps // actors),
             },
         )
         for row in outcomes.iter_rows():
