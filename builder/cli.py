@@ -55,6 +55,13 @@ def _publish(args: argparse.Namespace) -> int:
     )  # args.private: True (--private), False (--public), None (neither)
 
 
+def _status(args: argparse.Namespace) -> int:
+    from builder.llm.batch.status import format_status
+
+    print(format_status(Path(args.out)))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nap-builder",
@@ -107,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
     publish.set_defaults(func=_publish)
+
+    status = sub.add_parser("status", help="batch jobs of a run: pending, age, progress")
+    status.add_argument("out", help="a run output directory")
+    status.set_defaults(func=_status)
     return parser
 
 

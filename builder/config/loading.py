@@ -85,9 +85,9 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
         for i, item in enumerate(inputs):
             key = f"inputs[{i}]"
             if isinstance(item, str):
-                inputs[i] = resolve_input_path(local_path(item, key), base)
+                inputs[i] = resolve_input_path(local_path(item, key, others=True), base)
             elif isinstance(item, dict) and isinstance(item.get("path"), str):
-                item["path"] = resolve_input_path(local_path(item["path"], key), base)
+                item["path"] = resolve_input_path(local_path(item["path"], key, others=True), base)
     for section in ("output", "cache"):
         node = raw.get(section)
         if isinstance(node, dict) and isinstance(node.get("dir"), str):

@@ -88,6 +88,16 @@ class PipelineConfig(_Model):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _ray_without_batch(self) -> PipelineConfig:
+        batched = [r for r, e in (("teacher", self.teacher), ("agent", self.agent)) if e.batch]
+        if self.execution.engine == "ray" and batched:
+            raise ValueError(
+                f"execution.engine=ray does not run batch roles ({', '.join(batched)}.batch: "
+                "true): a batch round needs one queue for the whole run; use engine local"
+            )
+        return self
+
     def cache_dir(self) -> Path:
         """The request cache folder (OUT/cache unless configured)."""
         return Path(self.cache.dir) if self.cache.dir else Path(self.output.dir) / "cache"

@@ -37,6 +37,14 @@ class LimitsConfig(_Model):
     budget_tokens: int | None = Field(
         default=None, ge=0, description="Same as budget_usd, in prompt + completion tokens."
     )
+    batch_poll_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="First wait between polls of open batch jobs; it grows 1.5x per poll.",
+    )
+    batch_poll_max_s: float = Field(
+        default=600.0, gt=0, description="Longest wait between polls of open batch jobs."
+    )
     timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one request, in seconds.")
     max_retries: int = Field(
         default=5, ge=0, description="Retries of a transient error (429, 5xx)."

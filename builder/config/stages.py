@@ -94,6 +94,19 @@ class EndpointConfig(_Model):
     )
     temperature: float = Field(default=1.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=1024, ge=1, description="Maximum new tokens per completion.")
+    batch: bool = Field(
+        default=False,
+        description="Send this role's requests through the provider's batch API (openai, "
+        "anthropic): half the price, results within 24 h, the run goes in rounds.",
+    )
+
+    @model_validator(mode="after")
+    def _batch_provider(self) -> EndpointConfig:
+        if self.batch and self.provider not in ("openai", "anthropic"):
+            raise ValueError(
+                f"batch: true needs provider openai or anthropic, not {self.provider!r}"
+            )
+        return self
 
     @field_validator("base_url")
     @classmethod

@@ -1,5 +1,6 @@
 """Filesystem URIs in `output.dir`, `cache.dir` and `inputs`: `file://` works everywhere a path
-does; object stores (`s3://`, `gs://`, ...) are refused with the way to use them.
+does; object stores (`s3://`, `gs://`, ...) for output and cache are refused with the way to
+use them (inputs keep passing other URIs to the adapters unchanged).
 
 Why not write to object stores directly: a run's guarantees rest on POSIX semantics. A table
 part is written to a temp file and renamed into place (readers see all of it or nothing), a
@@ -17,12 +18,15 @@ from urllib.parse import unquote, urlsplit
 from builder.errors import ConfigError
 
 
-def local_path(text: str, key: str) -> str:
+def local_path(text: str, key: str, *, others: bool = False) -> str:
     """`text` as a local path: a `file://` URI becomes its path, a plain path is unchanged, any
-    other URI scheme is a `ConfigError` naming `key`."""
+    other URI scheme is a `ConfigError` naming `key` (or, with `others`, left to the reader:
+    inputs may name `hf://` and other sources their adapters read)."""
     if "://" not in text:
         return text
     parts = urlsplit(text)
+    if others and parts.scheme != "file":
+        return text
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):
             raise ConfigError(f"{key}: {text!r} names host {parts.netloc!r}; write file:///path")

@@ -12,6 +12,7 @@ import logging
 from urllib.parse import urlsplit
 
 from builder.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
+from builder.llm.batch.queue import BatchDeferred, BatchQueue
 from builder.llm.cache import LOOPBACK, RequestCache, key_for
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
@@ -49,8 +50,12 @@ class LLMClient:
         prices: PriceTable | None = None,
         budget: Budget | None = None,
         usage: UsageLedger | None = None,
+        batch: BatchQueue | None = None,
+        role: str = "",
     ) -> None:
         self.provider = provider
+        self.batch = batch if batch is not None and batch.batched(role) else None
+        self.role = role
         self.cache = cache
         self.limits = limits or EndpointLimits()
         self.retry = retry or RetryPolicy()
@@ -88,6 +93,9 @@ class LLMClient:
             if twin is not None:  # an identical request is on its way: share its answer
                 stats.cache_hits += 1
                 return dataclasses.replace(await asyncio.shield(twin), cached=True)
+            if self.batch is not None:  # sent with the next round's batch job
+                self.batch.defer(self.role, key, request, stage)
+                raise BatchDeferred(f"{stage} request deferred to the next batch round")
             stats.cache_misses += 1
             self._in_flight[key] = asyncio.get_running_loop().create_future()
         try:

@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builder.config import EndpointConfig, PipelineConfig
+from builder.errors import ConfigError
 from builder.llm.anthropic_provider import AnthropicProvider
+from builder.llm.batch.queue import BatchQueue
 from builder.llm.cache import RequestCache
 from builder.llm.client import LLMClient
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
-from builder.llm.protocol import ChatProvider
+from builder.llm.protocol import ChatProvider, ChatResponse
 from builder.llm.usage import Budget, ModelPrice, PriceTable, UsageLedger
 
 
@@ -28,6 +30,7 @@ class Clients:
     cache: RequestCache | None
     budget: Budget
     _stack: ExitStack = field(default_factory=ExitStack)
+    batch: BatchQueue | None = None
 
     def close(self) -> None:
         self._stack.close()
@@ -89,8 +92,9 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
     retry = RetryPolicy(max_attempts=cfg.limits.max_retries + 1)
     limits_by_endpoint: dict[tuple[str, str | None], EndpointLimits] = {}
 
-    def client(endpoint: EndpointConfig) -> LLMClient:
-        provider = _provider(endpoint, cfg, shared, stack)
+    def client(
+        endpoint: EndpointConfig, provider: ChatProvider, batch: BatchQueue | None, role: str
+    ) -> LLMClient:
         key = (provider.provider, provider.base_url)
         if key not in limits_by_endpoint:
             limits_by_endpoint[key] = EndpointLimits(
@@ -106,8 +110,54 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
             prices=prices,
             budget=budget,
             usage=usage,
+            batch=batch,
+            role=role,
         )
 
-    teacher = client(cfg.teacher)
-    agent = client(cfg.agent)
-    return Clients(teacher, agent, usage, cache, budget, stack)
+    roles = {"teacher": cfg.teacher, "agent": cfg.agent}
+    providers = {role: _provider(endpoint, cfg, shared, stack) for role, endpoint in roles.items()}
+    batch = _batch_queue(cfg, out_dir, providers, cache, usage, prices, budget)
+    teacher = client(cfg.teacher, providers["teacher"], batch, "teacher")
+    agent = client(cfg.agent, providers["agent"], batch, "agent")
+    return Clients(teacher, agent, usage, cache, budget, stack, batch)
+
+
+def _batch_queue(
+    cfg: PipelineConfig,
+    out_dir: Path,
+    providers: dict[str, ChatProvider],
+    cache: RequestCache | None,
+    usage: UsageLedger,
+    prices: PriceTable,
+    budget: Budget,
+) -> BatchQueue | None:
+    """The batch queue of the roles with `batch: true` (None when no role is batched)."""
+    from builder.llm.batch.anthropic_batch import AnthropicBatch
+    from builder.llm.batch.backend import BATCH_DISCOUNT, BatchBackend
+    from builder.llm.batch.ledger import BatchLedger
+    from builder.llm.batch.openai_batch import OpenAIBatch
+    from builder.llm.batch.queue import BatchQueue, PollPolicy
+
+    endpoints = {"teacher": cfg.teacher, "agent": cfg.agent}
+    backends: dict[str, BatchBackend] = {}
+    for role, endpoint in endpoints.items():
+        if not endpoint.batch:
+            continue
+        provider = providers[role]
+        if isinstance(provider, OpenAIProvider):
+            backends[role] = OpenAIBatch(provider)
+        elif isinstance(provider, AnthropicProvider):
+            backends[role] = AnthropicBatch(provider)
+    if not backends:
+        return None
+    if cache is None:
+        raise ConfigError("batch: true needs the request cache (cache.enabled: true)")
+
+    def on_answer(role: str, stage: str, response: ChatResponse) -> None:
+        cost = prices.cost(providers[role].model, response.usage) * BATCH_DISCOUNT
+        usage.stage(stage).add_usage(response.usage, cost)
+        budget.spend(response.usage, cost)
+
+    ledger = BatchLedger(out_dir / "_state" / "batches.sqlite")
+    poll = PollPolicy(first_s=cfg.limits.batch_poll_s, max_s=cfg.limits.batch_poll_max_s)
+    return BatchQueue(ledger, cache, backends, poll=poll, on_answer=on_answer)

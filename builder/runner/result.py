@@ -14,6 +14,8 @@ class RunResult:
     shards_done: int = 0
     shards_skipped: int = 0
     shards_failed: int = 0
+    shards_deferred: int = 0  # in the last pass: waiting for batch answers
+    batch_rounds: int = 0
     stopped: str | None = None  # interrupted | budget
     report: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
@@ -38,6 +40,8 @@ class RunResult:
         for key in ("trajectories", "eligible_steps", "candidates", "passing", "selected"):
             if key in totals:
                 lines.append(f"{key}: {totals[key]}")
+        if self.batch_rounds:
+            lines.append(f"batch rounds: {self.batch_rounds}")
         if self.stopped:
             lines.append(f"stopped early: {self.stopped}; run the same command again to resume")
         lines.append(f"report: {self.out_dir / 'report.md'}")

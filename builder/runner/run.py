@@ -109,6 +109,35 @@ def discard_stale(out_dir: Path, digest: str) -> None:
 ClientFactory = Callable[[PipelineConfig, Path], Clients]
 
 
+async def run_rounds(
+    cfg: PipelineConfig,
+    out_dir: Path,
+    clients: Clients,
+    digest: str,
+    result: RunResult,
+    settings: NapSettings,
+) -> None:
+    """Pass over the unfinished shards; with batch roles, submit what a pass deferred, wait for
+    the jobs, and pass again until no step waits (one round per stage a step needs)."""
+    queue = clients.batch
+    while True:
+        result.shards_deferred = 0
+        await run_shards(cfg, out_dir, clients, digest, result, settings)
+        if queue is None or result.stopped or (not queue.waiting and not queue.open_jobs()):
+            return
+        result.batch_rounds += 1
+        log.info(
+            "batch round %d: %d requests deferred by %d shards",
+            result.batch_rounds, queue.waiting, result.shards_deferred,
+        )  # fmt: skip
+        report = await queue.run_round()
+        log.info(
+            "batch round %d: %d jobs submitted (%d requests), %d answers collected, %d failed",
+            result.batch_rounds, report.submitted_jobs, report.submitted_lines,
+            report.collected, report.failed_lines,
+        )  # fmt: skip
+
+
 def run_pipeline(
     cfg: PipelineConfig,
     *,
@@ -154,7 +183,7 @@ def _run(cfg: PipelineConfig, clients_factory: ClientFactory, *, on_ray: bool) -
     else:
         clients = clients_factory(cfg, out_dir)
         try:
-            asyncio.run(run_shards(cfg, out_dir, clients, digest, result, nap_settings(cfg)))
+            asyncio.run(run_rounds(cfg, out_dir, clients, digest, result, nap_settings(cfg)))
         finally:
             clients.close()
             write_json_atomic(

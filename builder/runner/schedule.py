@@ -15,7 +15,7 @@ from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
 from builder.runner.savings import tokens_saved
-from builder.runner.shard_work import ScrubSettings, run_shard
+from builder.runner.shard_work import ScrubSettings, ShardDeferred, run_shard
 from builder.runner.shards import plan_shards, read_marker
 
 log = logging.getLogger(__name__)
@@ -138,6 +138,9 @@ def _settle(task: asyncio.Task[Any], result: RunResult, stopper: _Stopper) -> No
     error = task.exception()
     if error is None:
         result.shards_done += 1
+        return
+    if isinstance(error, ShardDeferred):
+        result.shards_deferred += 1
         return
     if isinstance(error, BudgetExceededError):
         log.warning("budget reached (%s): no new work is scheduled", error)

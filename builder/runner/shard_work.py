@@ -18,6 +18,7 @@ from typing import Any
 from builder.actions.similarity import get_similarity
 from builder.errors import PermanentLLMError
 from builder.formats import get_adapter
+from builder.llm.batch.queue import BatchDeferred
 from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepJob, StepResult, process_step
 from builder.runner.shards import (
@@ -88,6 +89,10 @@ def write_shard(
     write_json_atomic(marker_path(out_dir, plan.shard_id), stats)
 
 
+class ShardDeferred(Exception):
+    """Some steps of the shard wait for batch answers: nothing is written this round."""
+
+
 async def run_shard(
     plan: ShardPlan,
     out_dir: Path,
@@ -102,12 +107,14 @@ async def run_shard(
     jobs, scrubber = await asyncio.to_thread(prepare_shard, out_dir, plan, scrub)
     similarity = get_similarity(settings.similarity)
 
-    async def one(job: StepJob) -> StepResult:
+    async def one(job: StepJob) -> StepResult | None:
         async with step_slots or contextlib.nullcontext():
             try:
                 result = await process_step(
                     job, clients.teacher, clients.agent, settings, similarity
                 )
+            except BatchDeferred:
+                return None  # its next request goes with this round's batch job
             except PermanentLLMError as exc:
                 if exc.kind != "context_length":
                     raise
@@ -117,7 +124,10 @@ async def run_shard(
         on_step(result)
         return result
 
-    results = list(await asyncio.gather(*(one(job) for job in jobs)))
+    outcomes = list(await asyncio.gather(*(one(job) for job in jobs)))
+    results = [r for r in outcomes if r is not None]
+    if len(results) < len(outcomes):
+        raise ShardDeferred(f"{len(outcomes) - len(results)} steps wait for a batch round")
     dropped = Counter(r.dropped for r in results if r.dropped)
     stats = {
         "config_hash": digest,

@@ -44,5 +44,3 @@ def test_the_budget_refuses_new_slots_once_spent_cluster_wide() -> None:
         assert state.stats()["spent_tokens"] == 110
 
     asyncio.run(scenario())
-
-

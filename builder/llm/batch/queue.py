@@ -1,0 +1,214 @@
+"""Requests deferred to batch jobs, and the submit → poll → collect cycle of one round.
+
+During a round, a client whose role is batched does not send a cache miss: it hands the request
+to `BatchQueue.defer` and raises `BatchDeferred`, and the step waits for the next round. Between
+rounds the queue submits what was deferred (never a request that is already with the
+provider), polls with backoff until every job has ended, and writes each complete answer into
+the request cache under the request's own key, so the next round reads it like any cache hit
+and every downstream table is what an online run with the same answers would write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from builder.errors import NapError
+from builder.llm.batch.backend import BatchBackend, Line
+from builder.llm.batch.ledger import BatchLedger, JobRow
+from builder.llm.cache import RequestCache
+from builder.llm.protocol import ChatRequest, ChatResponse
+
+log = logging.getLogger(__name__)
+
+
+class BatchDeferred(NapError):
+    """Raised in place of an answer: the request waits for the next round's batch."""
+
+
+@dataclass(frozen=True)
+class PollPolicy:
+    first_s: float = 30.0
+    factor: float = 1.5
+    max_s: float = 600.0
+
+
+@dataclass
+class RoundReport:
+    submitted_jobs: int = 0
+    submitted_lines: int = 0
+    collected: int = 0
+    failed_lines: int = 0
+    recovered_jobs: int = 0
+    jobs: list[str] = field(default_factory=list)
+
+
+class BatchQueue:
+    def __init__(
+        self,
+        ledger: BatchLedger,
+        cache: RequestCache,
+        backends: dict[str, BatchBackend],
+        *,
+        poll: PollPolicy | None = None,
+        on_answer: Callable[[str, str, ChatResponse], None] | None = None,
+    ) -> None:
+        self.ledger = ledger
+        self.cache = cache
+        self.backends = backends  # role -> backend
+        self.poll_policy = poll or PollPolicy()
+        self.on_answer = on_answer  # (role, stage, response): accounting at batch prices
+        self._deferred: dict[str, dict[str, ChatRequest]] = {role: {} for role in backends}
+        self._requests: dict[str, ChatRequest] = {}
+        self._stages: dict[str, str] = {}
+
+    def batched(self, role: str) -> bool:
+        return role in self.backends
+
+    def defer(self, role: str, key: str, request: ChatRequest, stage: str = "") -> None:
+        self._deferred[role][key] = request
+        self._requests[key] = request
+        self._stages[key] = stage or role
+
+    def open_jobs(self) -> int:
+        return len(self.ledger.jobs(("submitting", "submitted")))
+
+    @property
+    def waiting(self) -> int:
+        return sum(len(d) for d in self._deferred.values())
+
+    async def run_round(self) -> RoundReport:
+        """Submit what this round deferred, then wait for every open job and collect it."""
+        report = RoundReport()
+        await self._recover(report)
+        await self._submit(report)
+        await self._collect(report)
+        for deferred in self._deferred.values():
+            deferred.clear()
+        return report
+
+    # --- submit ----------------------------------------------------------------------------
+
+    async def _submit(self, report: RoundReport) -> None:
+        pending = self.ledger.pending_keys()
+        for role, deferred in self._deferred.items():
+            backend = self.backends[role]
+            fresh = [
+                (key, request)
+                for key, request in deferred.items()
+                if key not in pending and self.cache.get(key) is None
+            ]
+            for chunk in _chunks(backend, fresh, self.ledger):
+                handle = self.ledger.record_intent(
+                    backend.provider, role, [(ln.custom_id, k, ln.sample) for k, ln in chunk]
+                )
+                job_id = await backend.submit(handle, [line for _, line in chunk])
+                self.ledger.record_submitted(handle, job_id)
+                report.submitted_jobs += 1
+                report.submitted_lines += len(chunk)
+                report.jobs.append(job_id)
+                log.info("batch %s (%s, %d requests) submitted", job_id, role, len(chunk))
+
+    async def _recover(self, report: RoundReport) -> None:
+        """Jobs recorded as `submitting` when the last run died: found again, or freed."""
+        for job in self.ledger.jobs(("submitting",)):
+            job_id = await self.backends[job.role].find(job.handle)
+            if job_id is None:
+                self.ledger.abandon(job.handle, "not found at the provider after a crash")
+            else:
+                self.ledger.record_submitted(job.handle, job_id)
+                report.recovered_jobs += 1
+
+    # --- poll and collect ------------------------------------------------------------------
+
+    async def _collect(self, report: RoundReport) -> None:
+        delay = self.poll_policy.first_s
+        while True:
+            open_jobs = self.ledger.jobs(("submitted",))
+            if not open_jobs:
+                return
+            ended = False
+            for job in open_jobs:
+                if await self._poll(job, report):
+                    ended = True
+            if not ended:
+                await asyncio.sleep(delay)
+                delay = min(delay * self.poll_policy.factor, self.poll_policy.max_s)
+
+    async def _poll(self, job: JobRow, report: RoundReport) -> bool:
+        backend = self.backends[job.role]
+        assert job.job_id is not None
+        status = await backend.poll(job.job_id)
+        if not status.ended:
+            self.ledger.record_poll(job.handle, "submitted", status.progress)
+            return False
+        outcomes = await backend.results(job.job_id)
+        lines = self.ledger.lines(job.handle)
+        states = {
+            line.custom_id: "done" if outcomes.get(line.custom_id, _MISSING).ok else "failed"
+            for line in lines
+        }
+        by_key: dict[str, list[tuple[int, str]]] = {}
+        for line in lines:
+            by_key.setdefault(line.cache_key, []).append((line.sample, line.custom_id))
+        for key, samples in by_key.items():
+            answered = all(states[c] == "done" for _, c in samples)
+            answers = [outcomes[c].body or {} for _, c in sorted(samples)] if answered else []
+            if not answered or not self._store(job.role, key, answers, report):
+                states.update({c: "failed" for _, c in samples})  # asked again when needed
+        self.ledger.record_lines(states)
+        failed = sum(1 for s in states.values() if s == "failed")
+        report.failed_lines += failed
+        progress = {**status.progress, "failed_lines": failed}
+        self.ledger.record_poll(job.handle, f"ended:{status.status}", progress)
+        if failed:
+            log.warning(
+                "batch %s ended %s with %d failed or expired requests: they go again next round",
+                job.job_id, status.status, failed,
+            )  # fmt: skip
+        return True
+
+    def _store(self, role: str, key: str, answers: list[dict], report: RoundReport) -> bool:
+        request = self._requests.get(key)
+        if request is None:
+            return False  # no step of this run asks for it any more
+        try:
+            response = self.backends[role].response(request, answers)
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("batch answer for %s unusable (%s): it goes again next round", key, exc)
+            return False
+        self.cache.put(key, response)
+        report.collected += 1
+        if self.on_answer is not None:
+            self.on_answer(role, self._stages.get(key, role), response)
+        return True
+
+
+class _Missing:
+    ok = False
+
+
+_MISSING = _Missing()
+
+
+def _chunks(
+    backend: BatchBackend, items: list[tuple[str, ChatRequest]], ledger: BatchLedger
+) -> list[list[tuple[str, Line]]]:
+    """Jobs within the provider's limits on requests and bytes per batch."""
+    chunks: list[list[tuple[str, Line]]] = [[]]
+    size = 0
+    for key, request in items:
+        stem = f"{key[:40]}-{ledger.attempts(key)}"
+        for line in backend.lines(stem, request):
+            line_bytes = len(json.dumps(line.body)) + 200
+            if chunks[-1] and (
+                len(chunks[-1]) >= backend.max_requests or size + line_bytes > backend.max_bytes
+            ):
+                chunks.append([])
+                size = 0
+            chunks[-1].append((key, line))
+            size += line_bytes
+    return [chunk for chunk in chunks if chunk]
