@@ -151,7 +151,10 @@ def run_pipeline(
     """
     if cfg.execution.engine == "ray":
         from builder.distributed.cluster import ray_session
+        from builder.runner.progress import setup_run_logging
 
+        Path(cfg.output.dir).mkdir(parents=True, exist_ok=True)
+        setup_run_logging(Path(cfg.output.dir))  # so run.log says where Ray runs
         with ray_session(cfg.execution):
             return _run(cfg, clients_factory, on_ray=True)
     return _run(cfg, clients_factory, on_ray=False)

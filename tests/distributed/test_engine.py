@@ -7,6 +7,8 @@ on the project's samples; Ray is a local 2-CPU Ray with two shard actors.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from tests.llm.servers import FakeAPIServer
 from tests.runner.nap_server import nap_server, replicate_samples, run_config
 from tests.runner.test_resume import KEYS
 
+CLI = [sys.executable, "-m", "builder.cli"]
 RAY = {"engine": "ray", "actors": 2, "shards_per_actor": 2, "actor_cpus": 0.5}
 
 
@@ -97,3 +100,19 @@ def test_a_run_finished_locally_is_complete_on_ray_and_a_ray_run_resumes_locally
     result = run_pipeline(config)
     assert (result.shards_skipped, result.shards_done) == (2, 2)
     assert tables(out) == tables(local_run)
+
+
+def test_the_cli_connects_to_a_running_cluster_by_address(
+    tmp_path: Path, corpus: Path, server: FakeAPIServer, local_run: Path, ray_cluster: str
+) -> None:
+    config = write_config(tmp_path, corpus, server.base_url, "cli", execution=RAY)
+    done = subprocess.run(
+        [*CLI, "run", str(config), "--set", f"execution.ray_address={ray_cluster}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "4/4 complete (0 resumed, 0 failed)" in done.stdout
+    assert f"ray: connecting to {ray_cluster}" in (tmp_path / "cli" / "run.log").read_text()
+    assert tables(tmp_path / "cli") == tables(local_run)
