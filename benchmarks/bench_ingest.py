@@ -5,9 +5,12 @@ OpenHands resolver) with a unique marker per copy, so every copy is a distinct t
 It is generated once into .bench/corpus (reused when large enough).
 
     python benchmarks/bench_ingest.py [--gb 2.0] [--workers 2]
+    python benchmarks/bench_ingest.py --single-observation-mb 200
 
 Prints MB/s, trajectories/s and peak RSS (whole process tree, sampled from /proc) and writes
-.bench/ingest.json.
+.bench/ingest.json. `--single-observation-mb` instead measures one trajectory whose one
+observation is that large: peak RSS of an ingest subprocess against the 1 GiB target, next to
+the floor of the same subprocess ingesting the untouched sample (measured in the same run).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -29,6 +33,8 @@ sys.path.insert(0, str(ROOT))
 from builder.ingest import InputSpec, run_ingest  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "trajectories"
+if not SHARED.is_dir():  # a git worktree sits one level deeper than the main checkout
+    SHARED = ROOT.parents[1] / "shared" / "trajectories"
 BENCH = ROOT / ".bench"
 
 
@@ -152,11 +158,80 @@ def _rss(pid: int) -> int:
     return 0
 
 
+MEMORY_TARGET = 2**30
+_INGEST_ONE = (
+    "import sys; from pathlib import Path; from builder.ingest import InputSpec, run_ingest; "
+    "s = run_ingest([InputSpec(sys.argv[1])], Path(sys.argv[2]), workers=1); "
+    "print(s.total.trajectories, s.total.steps, s.total.quarantined)"
+)
+
+
+_MEASURE = (  # a fresh parent per measurement: RUSAGE_CHILDREN is the peak of its children
+    "import resource, subprocess, sys; "
+    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.stdout.strip())"
+)
+
+
+def _peak_rss_of_ingest(path: Path, out: Path) -> tuple[int, str]:
+    """Peak RSS (bytes) of a fresh process ingesting `path`, from the kernel's own count."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, sys.executable, "-c", _INGEST_ONE, str(path), str(out)],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    kib, counts = done.stdout.strip().split(" ", 1)
+    return int(kib) * 1024, counts
+
+
+def single_observation(megabytes: int) -> None:
+    """One mini-swe-agent trajectory with one observation of `megabytes` MB of text lines."""
+    sample = SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json"
+    folder = BENCH / "single-observation"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    floor_file = folder / "floor" / sample.name
+    floor_file.parent.mkdir()
+    shutil.copy(sample, floor_file)
+    line = "".join(f"{k:07d} some log output that goes on and on\n" for k in range(1000))
+    payload = line * (megabytes * 10**6 // len(line))
+    doc = json.loads(sample.read_text())
+    doc["instance_id"] = "single-observation"
+    doc["messages"][3]["content"] = f"<returncode>0</returncode>\n<output>\n{payload}</output>"
+    big = folder / "big" / "big.traj.json"
+    big.parent.mkdir()
+    big.write_text(json.dumps(doc))
+    del doc, payload
+    started = time.perf_counter()
+    peak, counts = _peak_rss_of_ingest(big, folder / "out-big")
+    seconds = time.perf_counter() - started
+    floor, _ = _peak_rss_of_ingest(floor_file, folder / "out-floor")
+    result = {
+        "observation_mb": megabytes,
+        "file_bytes": big.stat().st_size,
+        "trajectories_steps_quarantined": counts,
+        "seconds": round(seconds, 1),
+        "peak_rss_mib": round(peak / 2**20, 1),
+        "floor_rss_mib": round(floor / 2**20, 1),
+        "peak_over_target": round(peak / MEMORY_TARGET, 3),
+        "peak_over_file_size": round(peak / big.stat().st_size, 2),
+        "under_1_gib": peak < MEMORY_TARGET,
+    }
+    (BENCH / "ingest_single_observation.json").write_text(json.dumps(result, indent=2))
+    for key, value in result.items():
+        print(f"{key:>30}: {value}")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--gb", type=float, default=2.0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--single-observation-mb", type=int, default=None)
     args = parser.parse_args()
+    if args.single_observation_mb:
+        single_observation(args.single_observation_mb)
+        return
     corpus = BENCH / "corpus"
     started = time.perf_counter()
     size = generate(corpus, int(args.gb * 1e9))

@@ -24,8 +24,12 @@ def _ingest(args: argparse.Namespace) -> int:
     if total.trajectories == 0:
         print("error: no valid trajectory found in the inputs", file=sys.stderr)
         return 1
-    if args.strict and total.quarantined:
-        print(f"error: {total.quarantined} input(s) quarantined (--strict)", file=sys.stderr)
+    if args.strict and (total.quarantined or total.duplicates):
+        print(
+            f"error: {total.quarantined} input(s) quarantined, {total.duplicates} duplicate(s) "
+            "dropped (--strict)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

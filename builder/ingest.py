@@ -1,137 +1,52 @@
 """Files → canonical `trajectories`, `steps` and `quarantine` tables, streaming and in parallel.
 
-Inputs are expanded lazily into `Source`s, grouped into tasks of bounded size, and each task is
-processed by a worker process that writes its own Parquet shards. Workers return only counts,
-so memory stays bounded whatever the corpus size.
+Inputs are expanded lazily into `Source`s (`builder.expand`), grouped into tasks of bounded
+size, and each task is processed by a worker process that writes its own Parquet shards.
+Workers return only counts and one small `Copy` per kept trajectory, so memory stays bounded
+whatever the corpus size; the parent then drops duplicates across tasks (`builder.dedup`).
+
+No input aborts or hangs a run: every file is checked before it is opened (`builder.inputs`),
+every failure becomes a quarantine row naming the file, the record and the cause, and a
+source that yields nothing gets a row saying so.
+
+Ingest owns the three table folders of `--out`: stale shards (`*.parquet`) left there by an
+earlier ingest are removed before writing, so the tables, the summary it prints and
+`ingest_summary.json` always describe exactly what the folder holds. Other files in `--out`
+(a run's NAP tables, caches) are not touched.
 """
 
 from __future__ import annotations
 
 import codecs
-import glob
+import itertools
 import logging
 import multiprocessing
 import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from builder.dedup import Copy, Registry, drop_from_shards
 from builder.errors import InputError, UnknownFormatError
+from builder.expand import InputSpec, expand, source_size, tasks
 from builder.formats import detect, get_adapter
 from builder.formats.base import FormatAdapter, Source, quarantine
+from builder.ingest_summary import IngestSummary, format_summary, write_summary
+from builder.inputs import check_file
 from builder.shards import ShardWriter
 from builder.steps import EligibilityRules, build_steps
+from builder.storable import misfit
 from schemas.quarantine import QUARANTINE_SCHEMA, QuarantineRecord
 from schemas.steps import STEP_SCHEMA
 from schemas.trajectories import TRAJECTORY_SCHEMA, TrajectoryRecord
 
+__all__ = ["IngestSummary", "InputSpec", "expand", "format_summary", "run_ingest", "tasks"]
+
 log = logging.getLogger(__name__)
 
-TRAJECTORY_SUFFIXES = (".json", ".jsonl", ".traj", ".ndjson", ".parquet")
-SIDECAR_NAMES = frozenset({"report.json", "results.json", "config.json", "dataset_info.json"})
-TASK_BYTES = 32 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """One user input: a path, directory, glob or Hub id, with an optional forced format."""
-
-    path: str
-    format: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class FormatCounts:
-    files: int = 0
-    trajectories: int = 0
-    steps: int = 0
-    eligible: int = 0
-    quarantined: int = 0
-
-    def add(self, other: FormatCounts) -> None:
-        self.files += other.files
-        self.trajectories += other.trajectories
-        self.steps += other.steps
-        self.eligible += other.eligible
-        self.quarantined += other.quarantined
-
-
-@dataclass
-class IngestSummary:
-    by_format: dict[str, FormatCounts] = field(default_factory=dict)
-    bytes_read: int = 0
-
-    def merge(self, other: IngestSummary) -> None:
-        self.bytes_read += other.bytes_read
-        for name, counts in other.by_format.items():
-            self.by_format.setdefault(name, FormatCounts()).add(counts)
-
-    def counts(self, fmt: str) -> FormatCounts:
-        return self.by_format.setdefault(fmt, FormatCounts())
-
-    @property
-    def total(self) -> FormatCounts:
-        total = FormatCounts()
-        for counts in self.by_format.values():
-            total.add(counts)
-        return total
-
-
-def is_dataset_dir(path: Path) -> bool:
-    """A folder that is one Hugging Face dataset (saved or Parquet shards), not a tree of logs."""
-    if (path / "dataset_info.json").exists() or (path / "state.json").exists():
-        return True
-    return (path / "data").is_dir() and any((path / "data").glob("*.parquet"))
-
-
-def expand(spec: InputSpec) -> Iterator[Source]:
-    """Sources for one input, in sorted (deterministic) order."""
-    path = Path(spec.path)
-    if path.is_file():
-        yield Source(path, dict(spec.options))
-    elif path.is_dir():
-        if is_dataset_dir(path):
-            yield Source(path, dict(spec.options))
-            return
-        for root, dirs, files in os.walk(path):
-            dirs.sort()
-            for name in sorted(files):
-                if name.startswith(".") or name in SIDECAR_NAMES:
-                    continue
-                if name.lower().endswith(TRAJECTORY_SUFFIXES):
-                    yield Source(Path(root) / name, dict(spec.options))
-    elif any(ch in spec.path for ch in "*?["):
-        for match in sorted(glob.glob(spec.path, recursive=True)):
-            yield from expand(InputSpec(match, spec.format, spec.options))
-    elif spec.path.count("/") == 1 and not spec.path.startswith((".", "/")):
-        yield Source(path, {**spec.options, "hub": spec.path})
-    else:
-        yield Source(path, {**spec.options, "missing": True})
-
-
-def _size(source: Source) -> int:
-    try:
-        return source.path.stat().st_size if source.path.is_file() else TASK_BYTES
-    except OSError:
-        return 0
-
-
-def tasks(specs: Iterable[InputSpec]) -> Iterator[list[tuple[Source, str | None]]]:
-    """Groups of sources of about TASK_BYTES each: the unit of work of one worker call."""
-    group: list[tuple[Source, str | None]] = []
-    size = 0
-    for spec in specs:
-        for source in expand(spec):
-            group.append((source, spec.format))
-            size += _size(source)
-            if size >= TASK_BYTES:
-                yield group
-                group, size = [], 0
-    if group:
-        yield group
+TABLES = ("trajectories", "steps", "quarantine")
+SUMMARY_FILE = "ingest_summary.json"
+DIAGNOSE_LINES = 1000  # JSONL lines read to name the cause of an unrecognised file
 
 
 def load_source(
@@ -139,40 +54,57 @@ def load_source(
 ) -> tuple[str, FormatAdapter | None, Iterator[TrajectoryRecord | QuarantineRecord]]:
     """(format name, adapter, records) for one source; whole-source errors become quarantine."""
     try:
+        problem = source.options.get("error")
+        if isinstance(problem, InputError):
+            raise problem
         if source.options.get("missing"):
             raise InputError(
                 f"{source.name}: no such file, directory or Hub dataset", kind="missing"
             )
+        if "hub" not in source.options:
+            problem = check_file(source.path)
+            if problem is not None:
+                raise problem
         if source.is_file and source.path.stat().st_size == 0:
             raise InputError(f"{source.name}: empty file", kind="empty")
         adapter = get_adapter(forced) if forced else detect(source)
     except UnknownFormatError as exc:
-        return "unknown", None, iter([quarantine(source, None, None, diagnose(source, exc))])
+        return "unknown", None, iter([quarantine(source, None, forced, diagnose(source, exc))])
     except InputError as exc:
         return "unknown", None, iter([quarantine(source, None, forced, exc)])
+    except OSError as exc:  # a race (file removed or changed since the check)
+        error = InputError(f"{source.name}: {exc.strerror or exc}", kind="io")
+        return "unknown", None, iter([quarantine(source, None, forced, error)])
     return adapter.name, adapter, _guarded(source, adapter)
 
 
 def diagnose(source: Source, error: InputError) -> InputError:
-    """A more precise cause than "unknown format" when the file is not even valid JSON/UTF-8."""
+    """A more precise cause than "unknown format": not UTF-8, not JSON, corrupt gzip..."""
     if not source.is_file:
         return error
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    with source.path.open("rb") as fh:
-        for offset, block in enumerate(iter(lambda: fh.read(1 << 20), b"")):
-            try:
-                decoder.decode(block)
-            except UnicodeDecodeError as exc:
-                return InputError(
-                    f"{source.name}: not UTF-8 text (near byte {offset * (1 << 20) + exc.start}: "
-                    f"{exc.reason})",
-                    kind="encoding",
-                )
-    if not source.is_jsonl:
-        try:
+    try:
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        with source.open() as fh:
+            for offset, block in enumerate(iter(lambda: fh.read(1 << 20), b"")):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as exc:
+                    return InputError(
+                        f"{source.name}: not UTF-8 text (near byte "
+                        f"{offset * (1 << 20) + exc.start}: {exc.reason})",
+                        kind="encoding",
+                    )
+        if not source.is_jsonl:
             source.document()
-        except InputError as exc:
-            return exc
+        else:
+            head = itertools.islice(source.lines(), DIAGNOSE_LINES)
+            bad = [v for _, v in head if isinstance(v, InputError)]
+            if bad and all(b.kind == bad[0].kind for b in bad) and bad[0].kind != "invalid_json":
+                return bad[0]  # e.g. every line nested too deep
+    except InputError as exc:
+        return exc
+    except OSError as exc:
+        return InputError(f"{source.name}: {exc.strerror or exc}", kind="io")
     return error
 
 
@@ -184,10 +116,39 @@ def _guarded(
         yield from adapter.load(source)
     except InputError as exc:
         yield quarantine(source, None, adapter.name, exc)
+    except RecursionError:
+        error = InputError(f"{source.name}: structure nested too deep", kind="nesting_too_deep")
+        yield quarantine(source, None, adapter.name, error)
+    except OSError as exc:
+        error = InputError(f"{source.name}: {exc.strerror or exc}", kind="io")
+        yield quarantine(source, None, adapter.name, error)
     except Exception as exc:  # an adapter bug must not stop the corpus; record it
         log.exception("%s: adapter %s failed", source.name, adapter.name)
         error = InputError(f"{source.name}: {type(exc).__name__}: {exc}", kind="adapter_error")
         yield quarantine(source, None, adapter.name, error)
+
+
+def unstorable(record: TrajectoryRecord) -> QuarantineRecord | None:
+    """The row for a trajectory Arrow cannot store (`builder.storable`), else None: one such
+    record must not fail the whole shard when it is written."""
+    name = misfit(record)
+    if name is None:
+        return None
+    value = repr(getattr(record, name, "?"))[:60] if "." not in name else "a value"
+    return QuarantineRecord(
+        record.source_path,
+        record.record_index if name != "record_index" else None,
+        record.source_format,
+        "wrong_shape",
+        f"{record.source_path} record {record.record_index}: `{name}` has {value} of a type "
+        "or size its column cannot hold",
+    )
+
+
+def _nothing(source: Source, fmt: str) -> QuarantineRecord:
+    """The row for a source that was read but gave neither a trajectory nor an error."""
+    error = InputError(f"{source.name}: read as {fmt}, but holds no trajectory", kind="no_records")
+    return quarantine(source, None, fmt, error)
 
 
 def process_task(
@@ -196,42 +157,73 @@ def process_task(
     out_dir: Path,
     rules: EligibilityRules,
 ) -> IngestSummary:
-    """Ingest one group of sources into shards named after the task (deterministic, resumable)."""
+    """Ingest one group of sources into shards named after the task (deterministic, resumable).
+
+    Within the task the first copy of a trajectory is kept (`builder.dedup`); the kept ones
+    are listed in `summary.copies` for the parent's cross-task pass.
+    """
     summary = IngestSummary()
+    registry = Registry()
     prefix = f"part-{task_id:06d}"
     with (
         ShardWriter(out_dir / "trajectories", TRAJECTORY_SCHEMA, prefix) as trajectories,
         ShardWriter(out_dir / "steps", STEP_SCHEMA, prefix) as steps,
         ShardWriter(out_dir / "quarantine", QUARANTINE_SCHEMA, prefix) as quarantined,
     ):
+
+        def reject(record: QuarantineRecord, fmt: str) -> None:
+            log.warning(
+                "quarantined %s [%s]: %s", record.source_path, record.error_kind, record.message
+            )
+            counts = summary.counts(record.source_format or fmt)
+            if record.error_kind.startswith("duplicate_"):
+                counts.duplicates += 1
+            else:
+                counts.quarantined += 1
+            quarantined.add(record)
+
         for source, forced in group:
             fmt, adapter, records = load_source(source, forced)
             counts = summary.counts(fmt)
             counts.files += 1
-            summary.bytes_read += _size(source) if source.is_file else 0
+            summary.bytes_read += source_size(source) if source.is_file else 0
+            produced = 0
             for record in records:
+                produced += 1
                 if isinstance(record, QuarantineRecord):
-                    log.warning(
-                        "quarantined %s [%s]: %s",
-                        record.source_path,
-                        record.error_kind,
-                        record.message,
-                    )
-                    summary.counts(record.source_format or fmt).quarantined += 1
-                    quarantined.add(record)
+                    reject(record, fmt)
                     continue
                 assert adapter is not None
+                bad = unstorable(record)
+                if bad is not None:
+                    reject(bad, fmt)
+                    continue
+                copy = Copy.of(record)
+                duplicate = registry.claim(copy)
+                if duplicate is not None:
+                    reject(duplicate, fmt)
+                    continue
                 counts.trajectories += 1
-                trajectories.add(record)
-                for step in build_steps(record, adapter, rules):
-                    counts.steps += 1
-                    counts.eligible += step.eligible
-                    steps.add(step)
-                    if step.ineligible_reason == "observation_too_large":
-                        big = oversized(record, step.step_index, len(step.observation), rules)
-                        log.warning("quarantined %s", big.message)
-                        counts.quarantined += 1
-                        quarantined.add(big)
+                trajectories.add(record)  # a huge record is written (and let go) right here
+                batch = list(build_steps(record, adapter, rules))
+                too_large = [
+                    oversized(record, step.step_index, len(step.observation), rules)
+                    for step in batch
+                    if step.ineligible_reason == "observation_too_large"
+                ]
+                del record  # its texts may now be freed before the steps are converted to Arrow
+                n_steps, n_eligible = len(batch), sum(step.eligible for step in batch)
+                steps.take(batch)
+                for row in too_large:
+                    reject(row, fmt)
+                counts.steps += n_steps
+                counts.eligible += n_eligible
+                summary.copies.append(
+                    Copy(copy.trajectory_id, copy.content, copy.source_path, copy.record_index,
+                         copy.source_format, n_steps, n_eligible)
+                )  # fmt: skip
+            if not produced:
+                reject(_nothing(source, fmt), fmt)
     return summary
 
 
@@ -250,6 +242,47 @@ def oversized(
     )
 
 
+def clear_tables(out_dir: Path) -> int:
+    """Remove the shards an earlier ingest left in OUT's table folders; how many were removed."""
+    removed = 0
+    for table in TABLES:
+        folder = out_dir / table
+        if not folder.is_dir():
+            continue
+        for path in [*folder.glob("*.parquet"), *folder.glob(".*.tmp-*")]:
+            path.unlink()
+            removed += 1
+    (out_dir / SUMMARY_FILE).unlink(missing_ok=True)
+    if removed:
+        log.info("%s: removed %d shard(s) of an earlier ingest", out_dir, removed)
+    return removed
+
+
+def _dedup_across_tasks(results: list[tuple[int, IngestSummary]], out_dir: Path) -> IngestSummary:
+    """Merge task summaries in task order, dropping later copies of a trajectory."""
+    summary = IngestSummary()
+    registry = Registry()
+    with ShardWriter(out_dir / "quarantine", QUARANTINE_SCHEMA, "dedup") as quarantined:
+        for task_id, part in sorted(results, key=lambda item: item[0]):
+            summary.merge(part)
+            dropped: set[str] = set()
+            for copy in part.copies:
+                row = registry.claim(copy)
+                if row is None:
+                    continue
+                log.warning("dropped %s", row.message)
+                quarantined.add(row)
+                dropped.add(copy.trajectory_id)
+                counts = summary.counts(copy.source_format)
+                counts.trajectories -= 1
+                counts.steps -= copy.steps
+                counts.eligible -= copy.eligible
+                counts.duplicates += 1
+            if dropped:
+                drop_from_shards(out_dir, f"part-{task_id:06d}", dropped)
+    return summary
+
+
 def run_ingest(
     specs: list[InputSpec],
     out_dir: Path,
@@ -260,36 +293,28 @@ def run_ingest(
     """Ingest every input into OUT/{trajectories,steps,quarantine}/ with `workers` processes."""
     rules = rules or EligibilityRules()
     workers = workers or min(2, os.cpu_count() or 1)
-    summary = IngestSummary()
-    if workers <= 1:
-        for task_id, group in enumerate(tasks(specs)):
-            summary.merge(process_task(task_id, group, out_dir, rules))
-        return summary
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending: set[Future[IngestSummary]] = set()
-        for task_id, group in enumerate(tasks(specs)):
-            pending.add(pool.submit(process_task, task_id, group, out_dir, rules))
-            if len(pending) >= workers * 2:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    summary.merge(future.result())
-        for future in pending:
-            summary.merge(future.result())
+    clear_tables(out_dir)
+    results = list(_run_tasks(specs, out_dir, rules, workers))
+    summary = _dedup_across_tasks(results, out_dir)
+    write_summary(summary, out_dir / SUMMARY_FILE)
     return summary
 
 
-def format_summary(summary: IngestSummary) -> str:
-    """The per-format table the CLI prints."""
-    header = (
-        f"{'format':<20} {'files':>7} {'trajectories':>12} {'steps':>8} {'eligible':>8} "
-        f"{'quarantined':>11}"
-    )
-    lines = [header, "-" * len(header)]
-    rows = [*sorted(summary.by_format.items()), ("TOTAL", summary.total)]
-    for name, c in rows:
-        lines.append(
-            f"{name:<20} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} "
-            f"{c.quarantined:>11}"
-        )
-    return "\n".join(lines)
+def _run_tasks(
+    specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules, workers: int
+) -> Iterator[tuple[int, IngestSummary]]:
+    if workers <= 1:
+        for task_id, group in enumerate(tasks(specs)):
+            yield task_id, process_task(task_id, group, out_dir, rules)
+        return
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pending: dict[Future[IngestSummary], int] = {}
+        for task_id, group in enumerate(tasks(specs)):
+            pending[pool.submit(process_task, task_id, group, out_dir, rules)] = task_id
+            if len(pending) >= workers * 2:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield pending.pop(future), future.result()
+        for future, task_id in pending.items():
+            yield task_id, future.result()

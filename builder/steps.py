@@ -1,8 +1,21 @@
 """Trajectory → steps: pair each observation with the action before it and the one after, and
 decide whether it is eligible for compression (and why not).
 
-Step rule: for each non-demo assistant message, its observations are the `tool` messages that
-follow it (when it made tool calls) or else the next message when that is a `user` message.
+Step rule, per turn (a non-demo assistant message):
+- a turn with tool calls is answered by the `tool` messages after it (up to the next assistant
+  turn); user messages in between (hooks, meta and system-injected text) are context, not steps;
+- a turn whose action is written as text (a fenced block, an XML call) is answered by the next
+  message when it is a `user` message;
+- a turn without any action gives a step only in harnesses that answer every turn with a user
+  message (`adapter.text_replies`: the format-error feedback of mini-swe-agent or SWE-agent);
+  in tool-call harnesses (Claude Code, OpenHands, ATIF) it is talk, and what follows is context.
+
+Each step's action is the call its observation answers (parallel calls keep their own). The
+next action is the first action of the next turn that has one, so a text-only turn in between
+does not make a step `last_step`; `last_step` means no later turn acts. When the turn the next
+action comes from, or a turn skipped on the way, was rejected by the harness as a format error
+(`adapter.rejected`), the step is marked `next_action_rejected` and is not eligible unless
+`EligibilityRules.allow_rejected_next_action`.
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ class EligibilityRules:
     min_tokens: int = 256
     require_focus: bool = False
     max_observation_chars: int = 1_000_000
+    allow_rejected_next_action: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,10 +50,13 @@ class _Turn:
     action_index: int
     actions: list[Action]
     observation_indices: list[int]
+    rejected: bool
 
 
-def observation_indices(messages: Sequence[Message], index: int) -> list[int]:
-    """Indices of the observations answering the assistant message at `index`."""
+def observation_indices(
+    messages: Sequence[Message], index: int, has_action: bool = True, text_replies: bool = True
+) -> list[int]:
+    """Indices of the observations answering the assistant message at `index` (module rule)."""
     message = messages[index]
     if message.tool_calls:
         found = []
@@ -49,6 +66,8 @@ def observation_indices(messages: Sequence[Message], index: int) -> list[int]:
             if messages[j].role == "tool":
                 found.append(j)
         return found
+    if not has_action and not text_replies:
+        return []
     following = index + 1
     if following < len(messages) and messages[following].role == "user":
         return [following]
@@ -57,11 +76,35 @@ def observation_indices(messages: Sequence[Message], index: int) -> list[int]:
 
 def _turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> list[_Turn]:
     turns = []
+    text_replies = adapter.text_replies
     for i, message in enumerate(traj.messages):
         if message.role != "assistant" or message.is_demo:
             continue
-        turns.append(_Turn(i, adapter.parse_action(message), observation_indices(traj.messages, i)))
+        actions = adapter.parse_action(message)
+        observed = observation_indices(traj.messages, i, bool(actions), text_replies)
+        turns.append(_Turn(i, actions, observed, adapter.rejected(message, actions)))
     return turns
+
+
+def own_action(turn: _Turn, messages: Sequence[Message], obs_index: int) -> Action | None:
+    """The action an observation answers: the call with its `tool_call_id`, else the first."""
+    calls = messages[turn.action_index].tool_calls
+    call_id = messages[obs_index].tool_call_id
+    if call_id is not None and len(calls) == len(turn.actions):
+        for call, action in zip(calls, turn.actions, strict=True):
+            if call.id == call_id:
+                return action
+    return turn.actions[0] if turn.actions else None
+
+
+def next_action(turns: Sequence[_Turn], position: int) -> tuple[Action | None, bool]:
+    """(the first action after turn `position`, whether a turn up to it was rejected)."""
+    rejected = False
+    for later in turns[position + 1 :]:
+        rejected = rejected or later.rejected
+        if later.actions:
+            return later.actions[0], rejected
+    return None, rejected
 
 
 def focus_question(action: Action | None) -> str | None:
@@ -120,9 +163,7 @@ def build_steps(
     prefix = [0, *accumulate(sizes)]
     step_index = 0
     for position, turn in enumerate(turns):
-        following = turns[position + 1] if position + 1 < len(turns) else None
-        next_action = following.actions[0] if following and following.actions else None
-        action = turn.actions[0] if turn.actions else None
+        following, rejected = next_action(turns, position)
         thought = traj.messages[turn.action_index].content or None
         for obs_index in turn.observation_indices:
             payload, tokens = observations[obs_index]
@@ -131,11 +172,11 @@ def build_steps(
                 step_index,
                 turn,
                 obs_index,
-                action,
+                own_action(turn, traj.messages, obs_index),
                 thought,
                 payload,
                 tokens,
-                next_action,
+                (following, rejected),
                 prefix[obs_index],
                 rules,
             )
@@ -151,15 +192,16 @@ def _step(
     thought: str | None,
     payload: str,
     raw_tokens: int | None,
-    next_action: Action | None,
+    following: tuple[Action | None, bool],
     prefix_tokens: int,
     rules: EligibilityRules,
 ) -> StepRecord:
+    next_action, rejected = following
     oversized = raw_tokens is None
     numbered_tokens = None if oversized else count_tokens(number_lines(payload))
     focus = focus_question(action)
     reason = ineligible_reason(
-        turn.actions, payload, next_action, numbered_tokens, focus, oversized, rules
+        turn.actions, payload, next_action, numbered_tokens, focus, oversized, rules, rejected
     )
     return StepRecord(
         trajectory_id=traj.trajectory_id,
@@ -190,6 +232,7 @@ def ineligible_reason(
     focus: str | None,
     oversized: bool,
     rules: EligibilityRules,
+    next_rejected: bool = False,
 ) -> str | None:
     """Why a step cannot be compressed, or None when it can (checked in this order)."""
     if not actions:
@@ -205,6 +248,8 @@ def ineligible_reason(
         return "binary_observation"
     if next_action is None:
         return "last_step"
+    if next_rejected and not rules.allow_rejected_next_action:
+        return "next_action_rejected"
     if numbered_tokens is None or numbered_tokens < rules.min_tokens:
         return "below_threshold"
     if rules.require_focus and not focus:

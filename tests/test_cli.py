@@ -25,7 +25,8 @@ def test_ingest_prints_the_summary_and_inspect_shows_each_step(
         "10",
         "1",
         "0",
-    ]  # files, trajectories, steps, eligible, quarantined
+        "0",
+    ]  # files, trajectories, steps, eligible, quarantined, duplicates
 
     trajectory = pl.read_parquet(tmp_path / "trajectories" / "*.parquet")["trajectory_id"][0]
     assert main(["inspect", str(tmp_path), "--trajectory", trajectory[:8], "--lines", "2"]) == 0

@@ -23,10 +23,11 @@ from tests.paths import SAMPLES, SHARED
 # <output> payloads; SWE-smith: <function= calls and OBSERVATION: payloads; OpenHands resolver:
 # observation dicts, 1 + 19 of 3 + 21 observations over 256 tokens) and, for the event formats,
 # by reading the files (ATIF: 4 of 5 tool results answer multi-call turns, the 5th is last;
-# Claude Code and OpenHands v1: short observations only).
+# Claude Code and OpenHands v1: short observations only; in tool-call formats only tool results
+# are observations, so the Stop-hook message after Claude Code's text-only turn is no step).
 EXPECTED = {
     "atif-variant/trajectory.json": (1, 5, 0),
-    "claude-code/hello-world-script/transcript.jsonl": (1, 3, 0),
+    "claude-code/hello-world-script/transcript.jsonl": (1, 2, 0),  # its 2 tool results
     "mini-swe-agent/django__django-16255/django__django-16255.traj.json": (1, 17, 2),
     "mini-swe-agent/github_issue.traj.json": (1, 10, 1),
     "openhands-llm-log/litellm_proxy__anthropic__claude-sonnet-4-20250514-1757015046.707.json": (

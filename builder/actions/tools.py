@@ -127,6 +127,11 @@ def editor_features(args: dict[str, Any], ranges: tuple[LineRange, ...] | None =
 
 
 def _view_range(value: object) -> LineRange:
+    if isinstance(value, str):  # XML-style tool calls carry it as text: "[1, 100]"
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return WHOLE
     if isinstance(value, list) and len(value) == 2:
         start, end = to_int(value[0]), to_int(value[1])
         if start is not None:

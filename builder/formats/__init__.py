@@ -7,10 +7,13 @@ of `_MODULES` is the detection order: more specific formats come first.
 from __future__ import annotations
 
 import importlib
+import logging
 from functools import cache
 
-from builder.errors import UnknownFormatError
+from builder.errors import InputError, UnknownFormatError
 from builder.formats.base import FormatAdapter, Source
+
+log = logging.getLogger(__name__)
 
 _MODULES = (
     "builder.formats.mini_swe_agent",
@@ -55,10 +58,19 @@ def get_adapter(name: str) -> FormatAdapter:
 
 
 def detect(source: Source) -> FormatAdapter:
-    """The first adapter that recognises the source, or an error saying how to force one."""
+    """The first adapter that recognises the source, or an error saying how to force one.
+
+    A detector that raises (a hostile file can trip any sniffing code) counts as "not this
+    format": detection must never stop an ingest.
+    """
     for adapter in adapters():
-        if adapter.detect(source):
-            return adapter
+        try:
+            if adapter.detect(source):
+                return adapter
+        except InputError:
+            continue
+        except Exception:  # a detector bug: log it and try the next format
+            log.exception("%s: detection by %s failed", source.name, adapter.name)
     raise UnknownFormatError(
         f"{source.name}: format not recognised; supported formats: {', '.join(format_names())}. "
         "Force one with --format NAME (or `format:` in the pipeline config)."

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import IO, Any, Protocol, runtime_checkable
 
 from builder.errors import InputError
+from builder.inputs import logical_suffix, open_stream, parse_json
 from schemas.quarantine import QuarantineRecord
 from schemas.steps import Action
 from schemas.trajectories import Message, TrajectoryRecord
@@ -49,22 +51,28 @@ class Source:
 
     @property
     def is_jsonl(self) -> bool:
-        if self.path.suffix.lower() in JSONL_SUFFIXES:
+        suffix = logical_suffix(self.path)
+        if suffix in JSONL_SUFFIXES:
             return True
-        if self.path.suffix.lower() in JSON_SUFFIXES or not self.is_file:
+        if suffix in JSON_SUFFIXES or not self.is_file:
             return False
         head = self.head().lstrip()
         return head.startswith("{") and "\n{" in head and not head.startswith("[")
 
+    def open(self) -> IO[bytes]:
+        """The file's bytes, decompressed (gzip, zstd) and capped (`builder.inputs`)."""
+        return open_stream(self.path)
+
     def head(self, size: int = 65536) -> str:
         """The first bytes of the file as text (for sniffing without a full parse)."""
-        with self.path.open("rb") as fh:
+        with self.open() as fh:
             return fh.read(size).decode("utf-8", errors="replace")
 
     def text(self) -> str:
         """The whole file as UTF-8 text; non-UTF-8 bytes are an input error."""
         if self._text is None:
-            data = self.path.read_bytes()
+            with self.open() as fh:
+                data = fh.read()
             try:
                 self._text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -72,49 +80,39 @@ class Source:
                     f"{self.path}: not UTF-8 text (byte {exc.start}: {exc.reason})",
                     kind="encoding",
                 ) from exc
+            del data  # the bytes and the text must not both outlive the decode
         return self._text
 
     def document(self) -> Any:
-        """The file parsed as one JSON value (cached)."""
+        """The file parsed as one JSON value (cached); the text is dropped once parsed."""
         if not self._parsed:
             text = self.text()
             if not text.strip():
                 raise InputError(f"{self.path}: empty file", kind="empty")
-            try:
-                self._document = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{self.path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                    kind="invalid_json",
-                ) from exc
+            self._text = None
+            self._document = parse_json(text, str(self.path))
             self._parsed = True
-            self._text = None  # the parsed value is what we keep
         return self._document
+
+    def release(self) -> None:
+        """Drop the cached document: once its record is built, a huge file is held only by the
+        record (see `FormatAdapter.load`), so ingest can free it before writing steps."""
+        self._text = self._document = None
+        self._parsed = False
 
     def lines(self) -> Iterator[tuple[int, Any]]:
         """(line index, parsed value or InputError) for each non-blank JSONL line, streaming."""
-        with self.path.open("rb") as fh:
+        with self.open() as fh:
             for index, raw in enumerate(fh):
                 if not raw.strip():
                     continue
+                where = f"{self.path} line {index + 1}"
                 try:
-                    yield index, json.loads(raw.decode("utf-8"))
+                    yield index, parse_json(raw.decode("utf-8"), where)
                 except UnicodeDecodeError as exc:
-                    yield (
-                        index,
-                        InputError(
-                            f"{self.path} line {index + 1}: not UTF-8 ({exc.reason})",
-                            kind="encoding",
-                        ),
-                    )
-                except json.JSONDecodeError as exc:
-                    yield (
-                        index,
-                        InputError(
-                            f"{self.path} line {index + 1}: invalid JSON: {exc.msg}",
-                            kind="invalid_json",
-                        ),
-                    )
+                    yield index, InputError(f"{where}: not UTF-8 ({exc.reason})", kind="encoding")
+                except InputError as exc:
+                    yield index, exc
 
     def json_document(self) -> Any:
         """The whole-file JSON value for detection: None for JSONL, non-JSON or unreadable."""
@@ -150,13 +148,17 @@ class FormatAdapter(Protocol):
 
     name: str  # the value users pass to --format
     harness: str  # the agent harness that writes it
+    text_replies: bool  # every assistant turn is answered by a user message (text grammars)
 
     def detect(self, source: Source) -> bool:
         """True when the source is in this format (may parse it; the parse is cached)."""
         ...
 
     def load(self, source: Source) -> Iterator[LoadResult]:
-        """Canonical trajectories, one at a time; broken records become quarantine rows."""
+        """Canonical trajectories, one at a time; broken records become quarantine rows.
+
+        Whole-document adapters build the record, release the source, and only then yield,
+        holding no parsed value across the `yield` (memory on huge single observations)."""
         ...
 
     def parse_action(self, message: Message) -> list[Action]:
@@ -167,12 +169,25 @@ class FormatAdapter(Protocol):
         """(prefix, payload, suffix) of an observation; only the payload is ever compressed."""
         ...
 
+    def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
+        """True when the harness refused this turn as a format error (its actions never ran)."""
+        ...
+
 
 class BaseAdapter:
-    """Defaults shared by adapters: whole content is the payload; tool calls are the actions."""
+    """Defaults shared by adapters: whole content is the payload; tool calls are the actions.
+
+    `text_replies`: the harness answers every assistant turn with a user message, even one
+    without an action (text-grammar harnesses); tool-call harnesses leave it False.
+    """
 
     name = "base"
     harness = "unknown"
+    text_replies = False
+
+    def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
+        """Text harnesses reject a turn without an action; tool-call harnesses reject none."""
+        return self.text_replies and not actions
 
     def split_observation(self, message: Message) -> tuple[str, str, str]:
         return "", message.content, ""
@@ -219,6 +234,42 @@ def shell_action(command: str, raw: str, tool: str = "bash") -> Action:
     )
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def as_float(value: Any) -> float | None:
+    """A cost or similar from a log: a finite number, else None (never raises)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def as_count(value: Any) -> int | None:
+    """A token or call count from a log: an int (or integral float) that fits int64, else None."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if INT64_MIN <= value <= INT64_MAX else None
+
+
+def hand_over(box: list[LoadResult]) -> Iterator[LoadResult]:
+    """Yield the records of `box`, emptying it: no suspended frame keeps one alive, so the
+    consumer can free a huge record as soon as it is done with it."""
+    while box:
+        yield box.pop(0)
+
+
+def hash_text(digest: Any, text: str, chunk: int = 1 << 20) -> None:
+    """Feed `text` as UTF-8 to `digest` in slices: a 200 MB message is never encoded at once."""
+    for start in range(0, len(text), chunk):
+        digest.update(text[start : start + chunk].encode("utf-8", errors="surrogatepass"))
+
+
 def trajectory_id(source_format: str, native_id: str | None, messages: Sequence[Message]) -> str:
     """Stable content hash: the same run read twice (or from two paths) gets the same id."""
     digest = hashlib.sha256()
@@ -229,11 +280,9 @@ def trajectory_id(source_format: str, native_id: str | None, messages: Sequence[
         digest.update(b"\0")
         digest.update(m.role.encode())
         digest.update(b"\1")
-        digest.update(m.content.encode("utf-8", errors="surrogatepass"))
+        hash_text(digest, m.content)
         for c in m.tool_calls:
-            digest.update(
-                f"\2{c.id}\3{c.name}\3{c.arguments}".encode("utf-8", errors="surrogatepass")
-            )
+            hash_text(digest, f"\2{c.id}\3{c.name}\3{c.arguments}")
     return digest.hexdigest()[:20]
 
 

@@ -228,6 +228,7 @@ def _looks_like_messages(value: Any) -> bool:
 class ChatMessagesAdapter(BaseAdapter):
     name = "chat-messages"
     harness = "chat-messages"
+    text_replies = True
 
     def detect(self, source: Source) -> bool:
         if not source.is_file or not source.is_jsonl:

@@ -24,6 +24,7 @@ from builder.formats.base import (
     BaseAdapter,
     LoadResult,
     Source,
+    as_count,
     canonical_json,
     content_text,
     quarantine,
@@ -33,8 +34,11 @@ from builder.formats.reconstruct import Transcript
 from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, ToolCall, TrajectoryRecord
 
 NAME = "claude-code"
-CHAT_TYPES = {"user", "assistant"}
+CHAT_TYPES = ("user", "assistant")  # a tuple: `x in` must not hash a hostile value
+# Detection reads past bookkeeping records (a resumed session opens with many `summary`
+# lines, then `file-history-snapshot`s) and gives up after this many other records.
 _DETECT_LINES = 30
+_DETECT_MAX_LINES = 20_000
 
 Record = dict[str, Any]
 
@@ -47,6 +51,19 @@ def _is_chat_record(value: Any) -> bool:
         and "parentUuid" in value
         and isinstance(value.get("message"), dict)
     )
+
+
+def _is_bookkeeping(value: Any) -> bool:
+    """A record Claude Code writes around the chat (`summary`, `file-history-snapshot`...)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("type"), str)
+        and value["type"] not in CHAT_TYPES
+        and ("sessionId" in value or value["type"] in BOOKKEEPING_TYPES)
+    )
+
+
+BOOKKEEPING_TYPES = ("summary", "file-history-snapshot", "queue-operation", "system")
 
 
 def _order(group: list[Record], by_uuid: dict[str, Record]) -> tuple[list[Record], int]:
@@ -162,12 +179,12 @@ class _Assembler:
         if not isinstance(usage, dict):
             return
         prompt = sum(
-            usage.get(k) or 0
+            as_count(usage.get(k)) or 0
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
         seen = self.usage.setdefault(message_id, {"prompt": 0, "completion": 0})
-        seen["prompt"] = max(seen["prompt"], int(prompt))
-        seen["completion"] = max(seen["completion"], int(usage.get("output_tokens") or 0))
+        seen["prompt"] = max(seen["prompt"], prompt)
+        seen["completion"] = max(seen["completion"], as_count(usage.get("output_tokens")) or 0)
 
     def _user(self, record: Record) -> None:
         content = record["message"].get("content")
@@ -222,11 +239,14 @@ class ClaudeCodeAdapter(BaseAdapter):
     def detect(self, source: Source) -> bool:
         if not source.is_jsonl:
             return False
+        others = 0
         try:
             for count, (_, value) in enumerate(source.lines()):
                 if _is_chat_record(value):
                     return True
-                if count >= _DETECT_LINES:
+                if not _is_bookkeeping(value):
+                    others += 1
+                if others >= _DETECT_LINES or count >= _DETECT_MAX_LINES:
                     break
         except (InputError, OSError):
             return False

@@ -130,6 +130,7 @@ def open_dataset(source: Source) -> Any:
 class HfDatasetAdapter(BaseAdapter):
     name = "hf-dataset"
     harness = "chat-messages"
+    text_replies = True
 
     def detect(self, source: Source) -> bool:
         if hub_id(source) is not None:

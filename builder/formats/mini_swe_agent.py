@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,10 @@ from builder.formats.base import (
     BaseAdapter,
     LoadResult,
     Source,
+    as_count,
+    as_float,
     canonical_json,
+    hand_over,
     quarantine,
     tool_call_action,
     trajectory_id,
@@ -40,11 +43,16 @@ TRAJ_SUFFIXES = (".traj.json", ".traj", ".json")
 
 
 def native_id_from_path(path: Path) -> str:
+    """The run id a file name carries: `x.traj.json`, `x.traj.json.gz` -> `x`."""
     name = path.name
+    for suffix in (".gz", ".gzip", ".zst", ".zstd"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
     for suffix in TRAJ_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
-    return path.stem
+    return Path(name).stem
 
 
 def resolved_from_report(path: Path, instance_id: str) -> bool | None:
@@ -89,7 +97,7 @@ def _usage_totals(raw_messages: list[Any]) -> tuple[int | None, int | None]:
             seen = True
             prompt += _int(usage.get("prompt_tokens"))
             completion += _int(usage.get("completion_tokens"))
-    return (prompt, completion) if seen else (None, None)
+    return (as_count(prompt), as_count(completion)) if seen else (None, None)
 
 
 _ENVELOPE_OPEN = re.compile(
@@ -134,6 +142,11 @@ def _is_message_list(value: Any) -> bool:
 class MiniSweAgentAdapter(BaseAdapter):
     name = "mini-swe-agent"
     harness = "mini-swe-agent"
+    text_replies = True
+
+    def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
+        """The harness runs exactly one action a turn; anything else is a format error."""
+        return len(actions) != 1
 
     def detect(self, source: Source) -> bool:
         doc = source.json_document()
@@ -155,11 +168,13 @@ class MiniSweAgentAdapter(BaseAdapter):
         )
 
     def load(self, source: Source) -> Iterator[LoadResult]:
-        doc = source.document()
+        box: list[LoadResult] = []  # the record, held by nothing else once handed over
         try:
-            yield self._record(source, doc)
+            box.append(self._record(source, source.document()))
         except RecordError as exc:
-            yield quarantine(source, 0, self.name, exc)
+            box.append(quarantine(source, 0, self.name, exc))
+        source.release()  # the record alone holds the text now (see FormatAdapter.load)
+        yield from hand_over(box)
 
     def _record(self, source: Source, doc: Any) -> TrajectoryRecord:
         where = f"{source.name} record 0"
@@ -206,10 +221,10 @@ class MiniSweAgentAdapter(BaseAdapter):
             messages=messages,
             exit_status=_str_or_none(exit_status),
             resolved=resolved_from_report(source.path, native_id),
-            cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
+            cost_usd=as_float(cost),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            api_calls=int(api_calls) if isinstance(api_calls, (int, float)) else None,
+            api_calls=as_count(api_calls),
             metadata=canonical_json({k: v for k, v in metadata.items() if v is not None}),
         )
 
@@ -227,7 +242,7 @@ def _obj(value: Any) -> dict[str, Any]:
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) else 0
+    return as_count(value) or 0
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -23,6 +23,7 @@ from builder.formats.base import (
     BaseAdapter,
     LoadResult,
     Source,
+    as_float,
     canonical_json,
     content_text,
     quarantine,
@@ -407,7 +408,7 @@ def _resolved(test_result: Any) -> bool | None:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return as_float(value)
 
 
 ADAPTER = OpenHandsV0Adapter()

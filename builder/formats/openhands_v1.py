@@ -22,6 +22,7 @@ from builder.formats.base import (
     BaseAdapter,
     LoadResult,
     Source,
+    as_float,
     canonical_json,
     content_text,
     quarantine,
@@ -51,7 +52,8 @@ EVENT_KINDS = {
 def _is_event(value: Any) -> bool:
     return (
         isinstance(value, dict)
-        and value.get("kind") in EVENT_KINDS
+        and isinstance(value.get("kind"), str)
+        and value["kind"] in EVENT_KINDS
         and "id" in value
         and "source" in value
     )
@@ -255,7 +257,7 @@ class OpenHandsV1Adapter(BaseAdapter):
             tools=builder.tools,
             messages=messages,
             exit_status=builder.status,
-            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            cost_usd=as_float(cost),
             prompt_tokens=as_int(obj(usage).get("prompt_tokens")),
             completion_tokens=as_int(obj(usage).get("completion_tokens")),
             fidelity=FIDELITY_RECONSTRUCTED,

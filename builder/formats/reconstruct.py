@@ -69,7 +69,9 @@ def obj(value: Any) -> dict[str, Any]:
 
 def as_int(value: Any) -> int | None:
     """A token count or similar: ints only (a float or string in a log is not trusted)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    return None
 
 
 def text_message(role: str, content: Any, name: str | None = None) -> Message:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from builder.errors import RecordError
@@ -28,7 +28,10 @@ from builder.formats.base import (
     BaseAdapter,
     LoadResult,
     Source,
+    as_count,
+    as_float,
     canonical_json,
+    hand_over,
     quarantine,
     tool_call_action,
     trajectory_id,
@@ -78,6 +81,11 @@ def _step_metadata(trajectory: Any) -> dict[str, Any]:
 class SweAgentAdapter(BaseAdapter):
     name = "swe-agent"
     harness = "swe-agent"
+    text_replies = True
+
+    def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
+        """The harness runs exactly one action a turn; anything else is a format error."""
+        return len(actions) != 1
 
     def detect(self, source: Source) -> bool:
         doc = source.json_document()
@@ -89,11 +97,13 @@ class SweAgentAdapter(BaseAdapter):
         )
 
     def load(self, source: Source) -> Iterator[LoadResult]:
-        doc = source.document()
+        box: list[LoadResult] = []  # the record, held by nothing else once handed over
         try:
-            yield self._record(source, doc)
+            box.append(self._record(source, source.document()))
         except RecordError as exc:
-            yield quarantine(source, 0, self.name, exc)
+            box.append(quarantine(source, 0, self.name, exc))
+        source.release()  # the record alone holds the text now (see FormatAdapter.load)
+        yield from hand_over(box)
 
     def _record(self, source: Source, doc: Any) -> TrajectoryRecord:
         where = f"{source.name} record 0"
@@ -154,7 +164,7 @@ def _str(value: Any) -> str | None:
 
 
 def _num(value: Any, kind: type) -> Any:
-    return kind(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return as_float(value) if kind is float else as_count(value)
 
 
 ADAPTER = SweAgentAdapter()

@@ -23,7 +23,7 @@ from typing import Any
 import anthropic
 
 from builder.errors import ConfigError, TransientLLMError
-from builder.llm.messages import to_anthropic, to_anthropic_tool
+from builder.llm.messages import root_object_schema, to_anthropic, to_anthropic_tool
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
 from builder.llm.sdk_errors import raise_mapped
 from schemas.trajectories import ToolCall
@@ -95,7 +95,7 @@ def build_request(model: str, request: ChatRequest) -> dict[str, Any]:
             {
                 "name": SCHEMA_TOOL,
                 "description": "Give the answer as this tool's input.",
-                "input_schema": request.json_schema,
+                "input_schema": root_object_schema(request.json_schema),
             }
         )
         body["tool_choice"] = {"type": "tool", "name": SCHEMA_TOOL}

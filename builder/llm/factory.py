@@ -61,9 +61,15 @@ def _provider(
             from builder.llm.local.supervised import SupervisedServerProvider
 
             server = stack.enter_context(ManagedLlamaServer(model=endpoint.model))
-            shared["local-server"] = SupervisedServerProvider(
-                server, lambda url: OpenAIProvider(server.model, base_url=url, timeout=timeout)
-            )
+
+            def connect(url: str) -> OpenAIProvider:
+                provider = OpenAIProvider(server.model, base_url=url, timeout=timeout)
+                # llama_cpp.server refuses `json_schema` and compiles `json_object` + schema
+                # into a grammar: start with the dialect that constrains it
+                provider.capabilities.response_format = "json_object"
+                return provider
+
+            shared["local-server"] = SupervisedServerProvider(server, connect)
         return shared["local-server"]
     if endpoint.provider == "anthropic":
         key_env = endpoint.api_key_env or "ANTHROPIC_API_KEY"

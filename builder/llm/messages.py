@@ -12,6 +12,14 @@ from typing import Any
 from schemas.trajectories import Message, ToolCall
 
 EPHEMERAL = {"type": "ephemeral"}
+ROOT_COMPOSITION = ("anyOf", "oneOf", "allOf")
+
+
+def root_object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` without composition keywords at its root: Anthropic tool inputs and OpenAI
+    json_schema reject `anyOf`/`oneOf`/`allOf` there. A schema may carry an exact union at
+    the root for grammar compilers (llama.cpp) next to a plain-object form for these APIs."""
+    return {k: v for k, v in schema.items() if k not in ROOT_COMPOSITION}
 
 
 # --- OpenAI chat completions -------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any
 import openai
 
 from builder.errors import ConfigError, TransientLLMError
-from builder.llm.messages import openai_tool_calls, to_openai_messages
+from builder.llm.messages import openai_tool_calls, root_object_schema, to_openai_messages
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
 from builder.llm.sdk_errors import CONTEXT_ERROR, raise_mapped, scrub
 
@@ -230,9 +230,10 @@ class OpenAIProvider:
 def _response_format(schema: dict[str, Any] | None, dialect: str) -> dict[str, Any] | None:
     if schema is None:
         return None
-    if dialect == "json_object":
+    if dialect == "json_object":  # llama.cpp: the whole schema, root union included
         return {"type": "json_object", "schema": schema}
-    return {"type": "json_schema", "json_schema": {"name": "response", "schema": schema}}
+    portable = root_object_schema(schema)
+    return {"type": "json_schema", "json_schema": {"name": "response", "schema": portable}}
 
 
 def _completion(choice: dict[str, Any]) -> Completion:

@@ -75,7 +75,7 @@ def rule_candidates(
         raise ConfigError(f"unknown rule(s) {unknown}; known rules: {sorted(RULES)}")
     proposals = []
     for name in names:
-        output = RULES[name](step.observation)
+        output = RULES[name](step.observation, step.action)
         reply = output.to_json() if output is not None else None
         proposals.append(_Proposal(RULE_PREFIX + name, reply, output or NOT_APPLICABLE))
     return _rows(step, proposals, None, prompt_version, start_index, earlier)

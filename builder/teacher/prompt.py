@@ -47,19 +47,46 @@ Never omit what the agent must act on: error messages, tracebacks, failing test 
 code around the place it will edit, line numbers it will refer to. The result must be shorter \
 than the original output."""
 
+# One omitted range as `parse.parse_range` reads it, with a one-line summary. No quote,
+# backslash or newline in the summary: llama.cpp turns a pattern into grammar characters
+# without JSON escaping, so those would let it write invalid JSON. No `{m,n}` bounds: the
+# converter unrolls them into nested rules.
+RANGE_PATTERN = r'^[1-9][0-9]*(-[1-9][0-9]*)?: [^"\\\n]+$'
+
+_CONTENT: dict[str, dict[str, Any]] = {
+    "plain": {"type": "string", "minLength": 1},
+    "code": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": RANGE_PATTERN}},
+}
+
+
+def _variant(kind: str) -> dict[str, Any]:
+    """The exact object of one kind: `unchanged` alone, the others with their content."""
+    properties: dict[str, Any] = {"type": {"const": kind}}
+    if kind in _CONTENT:
+        properties["content"] = _CONTENT[kind]
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+# The answer shape for structured output, in two layers. The root `anyOf` is exact (each kind
+# with its own content); llama.cpp compiles it into the grammar of both embedded modes, so
+# the embedded teacher can only write a parseable answer. Anthropic tool inputs and OpenAI
+# json_schema reject composition at the root and get the plain object around it
+# (`builder.llm.messages.root_object_schema`), which cannot tie `content` to `type`: the
+# parser checks that pairing.
 COMPRESSOR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "type": {"type": "string", "enum": ["unchanged", "plain", "code"]},
-        "content": {
-            "anyOf": [
-                {"type": "string"},
-                {"type": "array", "items": {"type": "string"}},
-            ]
-        },
+        "content": {"anyOf": [_CONTENT["plain"], _CONTENT["code"]]},
     },
     "required": ["type"],
     "additionalProperties": False,
+    "anyOf": [_variant(kind) for kind in ("unchanged", "plain", "code")],
 }
 
 

@@ -201,3 +201,15 @@ def test_editor_command_text_parses_like_the_tool_call() -> None:
 def test_unknown_tools_only_match_themselves() -> None:
     unit = tool_features("think", '{"thought": "hmm"}')[0]
     assert unit.intent == "tool:think"
+
+
+def test_a_view_range_given_as_text_is_read_like_a_list() -> None:
+    # XML-style tool calls (SWE-smith / SWE-Gym messages) carry parameters as strings
+    text = tool_features(
+        "str_replace_editor", '{"command": "view", "path": "a.py", "view_range": "[1, 100]"}'
+    )
+    assert text[0].ranges == (LineRange(1, 100),)
+    junk = tool_features(
+        "str_replace_editor", '{"command": "view", "path": "a.py", "view_range": "x"}'
+    )
+    assert junk[0].ranges == (WHOLE,)

@@ -26,8 +26,10 @@ def assert_paired(messages: list[Message]) -> None:
 
 
 def observation_count(messages: list[Message]) -> int:
-    """Observations by the step rule, written independently of `builder.steps`: the tool
-    messages after a tool-call turn, else the next message when it is a user message."""
+    """Observations by the step rule of text-reply harnesses (mini-swe-agent, SWE-agent, chat
+    messages), written independently of `builder.steps`: the tool messages after a tool-call
+    turn, else the next message when it is a user message. Tool-call harnesses (Claude Code,
+    OpenHands) count tool messages only; tests/test_steps.py counts those from the raw files."""
     count = 0
     for i, m in enumerate(messages):
         if m.role != "assistant" or m.is_demo:

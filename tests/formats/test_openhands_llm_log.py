@@ -123,3 +123,60 @@ def test_forcing_this_format_on_other_samples_only_quarantines(path: Path) -> No
     results = list(ADAPTER.load(Source(path)))
     assert results
     assert all(isinstance(r, QuarantineRecord) for r in results)
+
+
+def _text_form(raw: dict) -> dict:
+    """The sample as a non-function-calling log: calls written as `<function=...>` text and
+    results as `EXECUTION RESULT of [name]:` user messages (OpenHands' prompt-based form)."""
+
+    def render(m: dict) -> dict:
+        if m["role"] == "assistant":
+            text = raw_text(m.get("content") or "")
+            for call in m.get("tool_calls") or []:
+                args = json.loads(call["function"]["arguments"])
+                params = "".join(
+                    f"<parameter={k}>{v if isinstance(v, str) else json.dumps(v)}</parameter>\n"
+                    for k, v in args.items()
+                )
+                text += f"\n<function={call['function']['name']}>\n{params}</function>"
+            return {"role": "assistant", "content": text}
+        if m["role"] == "tool":
+            body = raw_text(m["content"])
+            return {"role": "user", "content": f"EXECUTION RESULT of [{m['name']}]:\n{body}"}
+        return m
+
+    choice = raw["response"]["choices"][0]
+    response = {**raw["response"], "choices": [{**choice, "message": render(choice["message"])}]}
+    return {**raw, "messages": [render(m) for m in raw["messages"]], "response": response}
+
+
+def _steps(path: Path) -> list:
+    from builder.steps import EligibilityRules, build_steps
+
+    return list(build_steps(load(path), ADAPTER, EligibilityRules()))
+
+
+def test_text_form_calls_give_the_steps_of_the_native_log(tmp_path: Path) -> None:
+    raw = json.loads(LOG.read_text())
+    path = tmp_path / "text.json"
+    path.write_text(json.dumps(_text_form(raw)))
+    native, text = _steps(LOG), _steps(path)
+    tool_results = sum(m["role"] == "tool" for m in raw["messages"])
+    assert len(text) == len(native) == tool_results == 5
+    assert [(s.action.tool, s.action.command) for s in text] == [
+        (s.action.tool, s.action.command) for s in native
+    ]
+    assert [s.observation for s in text] == [s.observation for s in native]
+    assert sum(s.eligible for s in text) == sum(s.eligible for s in native) >= 1
+    reply = load(path).messages[-1]
+    assert not reply.tool_calls and "<function=finish>" in reply.content  # same form as the rest
+
+
+def test_native_copy_beside_text_form_is_read(tmp_path: Path) -> None:
+    raw = json.loads(LOG.read_text())
+    doc = _text_form(raw)
+    doc["raw_messages"], doc["raw_response"] = raw["messages"], raw["response"]
+    path = tmp_path / "both.json"
+    path.write_text(json.dumps(doc))
+    assert load(path).messages == load(LOG).messages
+    assert json.loads(load(path).metadata)["messages_from"] == "raw_messages"

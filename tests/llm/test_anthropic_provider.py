@@ -11,6 +11,7 @@ import pytest
 from builder.errors import ConfigError, PermanentLLMError, TransientLLMError
 from builder.llm.anthropic_provider import AnthropicProvider
 from builder.llm.protocol import ChatRequest, ChatResponse
+from builder.teacher.prompt import COMPRESSOR_SCHEMA
 from schemas.trajectories import Message, ToolCall
 from tests.llm.servers import FakeAPIServer, status
 
@@ -167,6 +168,19 @@ def test_structured_output_is_a_forced_tool_whose_input_is_the_text() -> None:
     assert sent["tools"][-1]["input_schema"] == schema
     assert json.loads(response.completions[0].text) == {"ok": True}
     assert response.completions[0].tool_calls == ()
+
+
+def test_the_forced_tool_gets_no_composition_at_its_root() -> None:
+    def content(body: dict[str, Any], number: int) -> list[dict[str, Any]]:
+        answer = {"type": "unchanged"}
+        return [{"type": "tool_use", "id": "toolu_1", "name": "respond", "input": answer}]
+
+    request = ChatRequest(CONVERSATION[:2], json_schema=COMPRESSOR_SCHEMA)
+    with FakeAPIServer(api="anthropic", anthropic_content=content) as server:
+        complete(server, request)
+        sent = server.requests[0]["tools"][-1]["input_schema"]
+    assert sent["type"] == "object" and not {"anyOf", "oneOf", "allOf"} & set(sent)
+    assert sent["properties"] == COMPRESSOR_SCHEMA["properties"]
 
 
 @pytest.mark.parametrize("code", [429, 529])

@@ -11,6 +11,7 @@ import pytest
 from builder.errors import ConfigError, TransientLLMError
 from builder.llm.openai_provider import PLACEHOLDER_KEY, OpenAIProvider
 from builder.llm.protocol import ChatRequest, ChatResponse
+from builder.teacher.prompt import COMPRESSOR_SCHEMA
 from schemas.trajectories import Message, ToolCall
 from tests.llm.servers import FakeAPIServer, status
 
@@ -153,6 +154,18 @@ def test_a_server_that_rejects_json_schema_gets_json_object_with_the_schema(refu
         ]
         assert server.requests[2]["response_format"] == {"type": "json_object", "schema": SCHEMA}
     assert provider.capabilities.response_format == "json_object"
+
+
+def test_the_compressor_schema_root_union_goes_only_to_llama_cpp_json_object() -> None:
+    request = ChatRequest((Message("user", "ok?"),), json_schema=COMPRESSOR_SCHEMA)
+    with FakeAPIServer(reject_json_schema=422) as server:
+        provider = OpenAIProvider("gemma", base_url=server.base_url)
+        complete(provider, request)
+        json_schema, json_object = (r["response_format"] for r in server.requests)
+    sent = json_schema["json_schema"]["schema"]
+    assert "anyOf" not in sent and sent["properties"] == COMPRESSOR_SCHEMA["properties"]
+    assert json_object == {"type": "json_object", "schema": COMPRESSOR_SCHEMA}
+    assert len(COMPRESSOR_SCHEMA["anyOf"]) == 3
 
 
 def test_when_the_fallback_fails_too_the_first_error_stands_and_nothing_is_remembered() -> None:

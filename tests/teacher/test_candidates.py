@@ -11,10 +11,12 @@ import pytest
 
 from builder.errors import ConfigError
 from builder.teacher.candidates import build_candidates, candidates_from_replies, rule_candidates
+from builder.teacher.rules import POOL
 from builder.tokens import count_tokens
 from schemas.candidates import CANDIDATE_SCHEMA, CandidateRecord
 from schemas.common import from_row, to_table
 from schemas.steps import StepRecord
+from tests.teacher.rules.real import TEXTSTATS, step_where
 
 CODE = (
     '{"type": "code", "content": ["1-13: session header; 5 passed, test_empty_items failed", '
@@ -194,3 +196,22 @@ def test_candidate_rows_round_trip_through_parquet(step: StepRecord, tmp_path: P
     assert back.schema.equals(CANDIDATE_SCHEMA)
     assert back.schema.metadata == CANDIDATE_SCHEMA.metadata
     assert [from_row(CandidateRecord, r) for r in back.to_pylist()] == rows
+
+
+def test_the_rule_pool_on_a_real_failing_test_run_names_each_rule_in_its_row() -> None:
+    step = step_where(TEXTSTATS, "pytest", "FAILED")
+    rows = rule_candidates(step, list(POOL), prompt_version="coact-v1")
+    assert [(r.source, r.invalid_reason) for r in rows] == [
+        ("rule:head_tail", None),
+        ("rule:dedupe_repeated_lines", None),
+        ("rule:mask_long_lines", "not_applicable"),
+        ("rule:test_failures", None),
+        ("rule:repo_frames", "not_applicable"),  # pytest's own traceback style, not Python's
+        ("rule:search_by_file", "not_applicable"),
+        ("rule:deep_listing", "not_applicable"),
+        ("rule:code_outline", "not_applicable"),
+    ]
+    valid = [r for r in rows if r.valid]
+    assert all(r.rendered_chars is not None and r.rendered_chars < r.raw_chars for r in valid)
+    shortest = min(valid, key=lambda r: r.rendered_chars or 0)
+    assert shortest.source == "rule:test_failures"

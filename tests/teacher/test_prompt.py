@@ -8,11 +8,12 @@ import re
 import pytest
 
 from builder.teacher.output import KINDS, CompressorOutput
-from builder.teacher.parse import parse_output
+from builder.teacher.parse import parse_output, parse_range
 from builder.teacher.prompt import (
     COMPRESSOR_SCHEMA,
     NO_FOCUS,
     PROMPT_VERSION,
+    RANGE_PATTERN,
     SYSTEM_PROMPT,
     build_prompt,
     teacher_request,
@@ -78,8 +79,24 @@ def test_schema_allows_exactly_the_three_kinds_and_their_content() -> None:
 def test_schema_compiles_to_a_llama_cpp_grammar() -> None:
     llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
     gbnf = llama_grammar.json_schema_to_gbnf(json.dumps(COMPRESSOR_SCHEMA))
-    assert '"\\"unchanged\\"" | "\\"plain\\"" | "\\"code\\""' in gbnf
+    rules = dict(line.split(" ::= ", 1) for line in gbnf.splitlines() if " ::= " in line)
+    # the root is the exact union: each kind with its own content, ranges by their pattern
+    assert rules["root"] == "alternative-0 | alternative-1 | alternative-2"
+    assert rules["alternative-0"] == '"{" space alternative-0-type-kv "}" space'
+    assert rules["alternative-1-type"] == '"\\"plain\\""'
+    assert rules["alternative-1-content"] == '"\\"" char+ "\\"" space'
+    assert rules["alternative-2-content-item"].startswith('"\\"" [1-9] [0-9]* ("-" [1-9] [0-9]*)?')
 
 
 def test_prompt_version_is_a_stable_label() -> None:
     assert PROMPT_VERSION == "coact-v1"
+
+
+def test_range_pattern_accepts_what_the_parser_reads_and_the_prompt_shows() -> None:
+    examples = re.findall(r'"(\d+(?:-\d+)?: [^"]+)"', SYSTEM_PROMPT)
+    assert examples and all(re.match(RANGE_PATTERN, e) for e in examples)
+    for spec in ("3-41: imports and helpers", "57: a blank line", "120-1499: test data"):
+        assert re.match(RANGE_PATTERN, spec) and parse_range(spec) is not None
+    # what a grammar must not let through: no summary, a zero, a quote that breaks the JSON
+    for spec in ("3-41", "0: x", "3-: x", 'a "quoted" summary', "1: two\nlines"):
+        assert not re.match(RANGE_PATTERN, spec)

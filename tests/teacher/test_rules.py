@@ -1,16 +1,24 @@
-"""Rule candidates produce outputs that go through the same validate / render path."""
+"""The shape rules, and what every rule of the registry promises on real observations."""
 
 from __future__ import annotations
 
+import pytest
+
+from builder.errors import ConfigError
 from builder.teacher.output import CompressorOutput, OmittedRange
 from builder.teacher.render import CODE_MARKER, render, validate
 from builder.teacher.rules import (
+    POOL,
+    RULE_NAMES,
     RULES,
+    apply_rule,
     dedupe_repeated_lines,
+    get_rule,
     head_tail,
     mask_long_lines,
     unchanged,
 )
+from tests.teacher.rules.real import ALL_FILES, steps_of
 
 NUMBERED = "\n".join(f"line {i}: compiling module number {i} of the build" for i in range(1, 41))
 
@@ -31,7 +39,9 @@ def test_head_tail_omits_the_middle() -> None:
 def test_head_tail_does_not_apply_to_short_outputs() -> None:
     assert head_tail(NUMBERED, head=20, tail=20) is None
     assert head_tail(NUMBERED, head=20, tail=19) is None  # one line is not worth a placeholder
-    assert head_tail(NUMBERED, head=20, tail=18) is not None
+    # two short lines save less than the marker line and the placeholder cost: never longer
+    assert head_tail(NUMBERED, head=20, tail=18) is None
+    assert head_tail(NUMBERED, head=20, tail=17) is not None
 
 
 def test_dedupe_collapses_runs_of_lines_equal_up_to_numbers() -> None:
@@ -92,15 +102,32 @@ def test_unchanged_rule_is_the_raw_output(log: str) -> None:
     assert render(unchanged(log), log) == log
 
 
-def test_every_rule_output_on_real_observations_is_renderable(real: list[str], log: str) -> None:
-    applied = 0
-    for raw in [*real, log, NUMBERED]:
-        for name, rule in RULES.items():
-            out = rule(raw)
-            if out is None:
+def test_the_registry_names_every_rule_and_rejects_unknown_names() -> None:
+    assert tuple(RULES) == RULE_NAMES and set(POOL) == set(RULES) - {"unchanged"}
+    assert get_rule("head_tail") is head_tail
+    with pytest.raises(ConfigError, match="unknown rule 'summarise_all'; known rules: "):
+        get_rule("summarise_all")
+
+
+def test_on_every_real_observation_each_rule_is_valid_and_shorter_or_not_applicable() -> None:
+    applied = {name: 0 for name in RULES}
+    observations = 0
+    for path in ALL_FILES:
+        for step in steps_of(path):
+            if not step.observation:
                 continue
-            applied += 1
-            assert validate(out, raw) in (None, "too_long"), name
-            if validate(out, raw) is None:
-                assert len(render(out, raw)) <= len(raw)
-    assert applied > len(real)
+            observations += 1
+            for name in RULES:
+                out = apply_rule(name, step.observation, step.action)
+                if out is None:
+                    continue
+                applied[name] += 1
+                assert validate(out, step.observation) is None, (name, path.name, step.step_index)
+                if out.kind != "unchanged":
+                    assert len(render(out, step.observation)) < len(step.observation), name
+    assert observations > 100
+    # every command-aware rule finds real outputs it applies to, and none applies everywhere
+    # (no sample has a line over 400 characters, so mask_long_lines never applies here)
+    assert all(0 < applied[name] < observations for name in POOL if name != "mask_long_lines"), (
+        applied
+    )
