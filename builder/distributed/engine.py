@@ -10,6 +10,7 @@ outcome row exactly as `schedule._settle` does.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from builder.config import PipelineConfig
 from builder.distributed.coordinator import LimitSettings
 from builder.distributed.workers import ShardWorker, encode_plan
 from builder.errors import PermanentLLMError
-from builder.ingest import IngestSummary, InputSpec, process_task, tasks
+from builder.ingest import IngestSummary, InputSpec, process_task, run_ingest, tasks
 from builder.nap import NapSettings
 from builder.runner.result import RunResult
 from builder.runner.schedule import STEPS_PER_SLOT, parallel_shards
@@ -32,23 +33,27 @@ LEASE_MARGIN_S = 10.0
 def ray_ingest(
     specs: list[InputSpec], out_dir: Path, *, rules: EligibilityRules | None = None
 ) -> IngestSummary:
-    """`run_ingest` with Ray tasks as the workers; at most two tasks per CPU queued at once."""
+    """`run_ingest` with its tasks run as Ray tasks (same files, same cross-task dedup)."""
+    return run_ingest(specs, out_dir, rules=rules, runner=ray_tasks)
+
+
+def ray_tasks(
+    specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules
+) -> Iterator[tuple[int, IngestSummary]]:
+    """Each ingest task as a Ray task; at most two per cluster CPU queued at once."""
     import ray
 
-    rules = rules or EligibilityRules()
     remote = ray.remote(num_cpus=1, max_retries=3)(process_task)
     window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
-    summary = IngestSummary()
-    pending: list[Any] = []
+    pending: dict[Any, int] = {}
     for task_id, group in enumerate(tasks(specs)):
-        pending.append(remote.remote(task_id, group, out_dir, rules))
+        pending[remote.remote(task_id, group, out_dir, rules)] = task_id
         if len(pending) >= window:
-            done, pending = ray.wait(pending, num_returns=1)
-            for part in ray.get(done):
-                summary.merge(part)
-    for part in ray.get(pending):
-        summary.merge(part)
-    return summary
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                yield pending.pop(ref), ray.get(ref)
+    for ref, task_id in pending.items():
+        yield task_id, ray.get(ref)
 
 
 def limit_settings(cfg: PipelineConfig) -> LimitSettings:
