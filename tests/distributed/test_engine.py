@@ -80,7 +80,7 @@ def test_ray_engine_writes_the_rows_and_markers_of_the_local_engine(
     local_report = json.loads((local_run / "report.json").read_text())
     assert ray_report["totals"] == local_report["totals"]
     workers = list((tmp_path / "ray" / "_state" / "workers").glob("*.json"))
-    assert len(workers) == 2  # two actors did the work
+    assert 1 <= len(workers) <= 2  # the pool's actors (a tiny job may finish on the first)
 
 
 def test_a_run_finished_locally_is_complete_on_ray_and_a_ray_run_resumes_locally(
