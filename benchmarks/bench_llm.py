@@ -189,8 +189,12 @@ def cache_lookup(cache_path: Path) -> dict[str, float]:
     return {"entries": len(cache), "key_us": key_us, "get_us": get_us}
 
 
-async def achieved_concurrency(root: str, latency_s: float) -> dict[str, float]:
-    provider = Timed(OpenAIProvider("bench", base_url=f"{root}/v1", api_key_env=NO_KEY_ENV))
+async def achieved_concurrency(
+    root: str, latency_s: float, transport: str = "httpx"
+) -> dict[str, Any]:
+    provider = Timed(
+        OpenAIProvider("bench", base_url=f"{root}/v1", api_key_env=NO_KEY_ENV, transport=transport)
+    )
     client = LLMClient(provider, limits=EndpointLimits(max_in_flight=CONCURRENCY_LIMIT))
     batch = requests(CONCURRENCY_LIMIT * 6, f"slow{latency_s}")
     started, cpu = time.perf_counter(), time.process_time()
@@ -201,6 +205,7 @@ async def achieved_concurrency(root: str, latency_s: float) -> dict[str, float]:
     server_mean = server["mean_in_flight"]
     return {
         "latency_s": latency_s,
+        "transport": transport,
         "limit": CONCURRENCY_LIMIT,
         "requests": len(batch),
         "elapsed_s": elapsed,
@@ -211,6 +216,17 @@ async def achieved_concurrency(root: str, latency_s: float) -> dict[str, float]:
         "fraction_of_limit": server_mean / CONCURRENCY_LIMIT,
         "process_cpu_ms_per_request": 1000 * cpu / len(batch),
     }
+
+
+def compare_transports(latency_s: float, rounds: int = 2) -> list[dict[str, Any]]:
+    """The OpenAI SDK on httpx and on aiohttp, alternated (`rounds` each, a fresh server
+    each time) so that a change in machine load does not favour one of them."""
+    runs = []
+    for _ in range(rounds):
+        for transport in ("httpx", "aiohttp"):
+            with server_process(latency_s) as root:
+                runs.append(asyncio.run(achieved_concurrency(root, latency_s, transport)))
+    return runs
 
 
 def main() -> dict[str, Any]:
@@ -225,12 +241,14 @@ def main() -> dict[str, Any]:
         with server_process(latency) as root:
             concurrency.append(asyncio.run(achieved_concurrency(root, latency)))
     target = concurrency[0]
+    transports = compare_transports(LATENCIES_S[0])
     load_after = os.getloadavg()[0]
     limiter_fraction = asyncio.run(limiter_alone(LATENCIES_S[0]))
     results: dict[str, Any] = {
         "zero_latency": {**zero, "fake_provider_rps": ceiling},
         "cache_lookup": lookup,
         "concurrency": concurrency,
+        "transports": transports,
         "limiter_alone_fraction_of_limit": limiter_fraction,
         "machine": {"cpus": os.cpu_count(), "loadavg_1m": [load_before, load_after]},
         "targets": {
@@ -260,6 +278,14 @@ def main() -> dict[str, Any]:
                 f"{run['server_peak_in_flight']} peak ({100 * run['fraction_of_limit']:.1f}%), "
                 f"{run['elapsed_s']:.2f}s vs {run['ideal_s']:.1f}s ideal, "
                 f"{run['process_cpu_ms_per_request']:.2f} ms CPU/req",
+            )
+        )
+    for run in transports:
+        rows.append(
+            (
+                f"transport {run['transport']} @ {run['latency_s']}s",
+                f"{run['process_cpu_ms_per_request']:.2f} ms CPU/req, "
+                f"{100 * run['fraction_of_limit']:.1f}% of the limit in flight",
             )
         )
     rows.append(

@@ -1,11 +1,17 @@
-"""Whole-run speed against OpenAI-compatible endpoints with a fixed latency.
+"""Whole-run speed against OpenAI-compatible endpoints with a fixed latency, against a floor
+measured in the same run.
 
-A scripted teacher/agent server on 127.0.0.1 answers every request after `--latency` seconds.
-The run goes through the real orchestration (shards, NAP core, LLM client with its limits) at
-`limits.concurrency` in flight. The bound set by the endpoints is
-max(requests x latency / concurrency, the longest per-step chain of dependent requests x latency).
-The same steps are then processed by a straightforward sequential-per-step baseline (one step
-at a time, its own requests awaited in order) with a fresh cache.
+A scripted teacher/agent server (asyncio, its own process) on 127.0.0.1 answers every request
+after `--latency` seconds. For each transport (httpx, aiohttp under the OpenAI SDK):
+- the whole run: `nap-builder run` as a subprocess, timed from process start to its exit
+  (ingest, NAP stages, report and plots), at `limits.concurrency` in flight;
+- the floor: the very requests that run sent (recorded by the server), replayed by a bare
+  async HTTP client (aiohttp, bodies encoded beforehand, no SDK) at the same concurrency
+  against the same server;
+- in flight: requests being served at the server, averaged over the NAP stage's time span,
+  as a fraction of the concurrency limit.
+Targets: whole run <= 1.25x the floor, >= 95% of the concurrency limit in flight.
+`--sequential` adds the old one-step-at-a-time baseline (slow: requests x latency).
 
     python benchmarks/bench_run.py [--copies 40] [--latency 0.2] [--concurrency 64]
 
@@ -19,12 +25,17 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -36,16 +47,11 @@ from builder.llm.client import LLMClient  # noqa: E402
 from builder.llm.limits import EndpointLimits  # noqa: E402
 from builder.llm.openai_provider import OpenAIProvider  # noqa: E402
 from builder.nap import StepJob, process_step  # noqa: E402
-from builder.runner.run import nap_settings, run_pipeline  # noqa: E402
+from builder.runner.run import nap_settings  # noqa: E402
 from builder.runner.shards import load_shard, plan_shards  # noqa: E402
 from tests.runner.nap_server import replicate_samples, run_config  # noqa: E402
 
 BENCH = ROOT / ".bench"
-
-
-def chain_length(judgements_per_step: list[int], max_per_step: int) -> int:
-    """Dependent request rounds of the longest step: teacher / references, then judge waves."""
-    return 1 + max((max(1, -(-j // max_per_step)) for j in judgements_per_step), default=0)
 
 
 async def sequential(out: Path, cfg_path: Path, base_url: str) -> tuple[float, int, int]:
@@ -71,7 +77,7 @@ async def sequential(out: Path, cfg_path: Path, base_url: str) -> tuple[float, i
 def endpoint_process(latency: float) -> Iterator[str]:
     """The scripted endpoint in a child process, so it shares no GIL with the run."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.runner.nap_server", "--latency", str(latency)],
+        [sys.executable, "-m", "tests.runner.nap_server", "--latency", str(latency), "--fast"],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -86,65 +92,128 @@ def endpoint_process(latency: float) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
+def control(base_url: str, what: str) -> dict[str, Any]:
+    """GET /stats, /bodies or /reset on the scripted server."""
+    root = base_url.removesuffix("/v1")
+    return dict(httpx.get(f"{root}/{what}", timeout=60).json())
+
+
+async def replay(base_url: str, bodies: list[dict[str, Any]], concurrency: int) -> float:
+    """The floor: the same bodies, encoded beforehand, POSTed by a bare aiohttp client
+    (no SDK, no pydantic, one connection per worker), `concurrency` at a time."""
+    import aiohttp
+
+    payloads = [json.dumps(b).encode() for b in bodies]
+    url = f"{base_url}/chat/completions"
+    headers = {"content-type": "application/json"}
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        queue = iter(payloads)
+
+        async def worker() -> None:
+            for payload in queue:
+                async with session.post(url, data=payload, headers=headers) as response:
+                    response.raise_for_status()
+                    await response.read()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.perf_counter() - started
+
+
+def whole_run(cfg_path: Path, out: Path) -> tuple[float, float]:
+    """`nap-builder run` in a fresh process: seconds from spawn to exit, and its CPU seconds
+    (user + system; on a loaded machine the wall time says more about the neighbours)."""
+    shutil.rmtree(out, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "builder.cli", "run", str(cfg_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return seconds, cpu
+
+
+def measure(
+    base_url: str, corpus: Path, work: Path, args: argparse.Namespace, transport: str
+) -> dict[str, Any]:
+    out = work / f"out-{transport}"
+    cfg_path = work / f"bench-{transport}.yaml"
+    endpoint = {"base_url": base_url, "transport": transport}
+    cfg_path.write_text(
+        run_config(
+            corpus,
+            base_url,
+            out,
+            limits={"concurrency": args.concurrency},
+            output={"dir": str(out), "shard_size": 4, "progress": False},
+            teacher=endpoint,
+            agent=endpoint,
+        )
+    )
+    control(base_url, "reset")
+    wall, cpu = whole_run(cfg_path, out)
+    served = control(base_url, "stats")
+    bodies = control(base_url, "bodies")["bodies"]
+    control(base_url, "reset")
+    floor = asyncio.run(replay(base_url, bodies, args.concurrency))
+    floor_served = control(base_url, "stats")
+    report = json.loads((out / "report.json").read_text())
+    stages = report["run"]["stage_seconds"]
+    return {
+        "requests": len(bodies),
+        "eligible_steps": report["totals"]["eligible_steps"],
+        "run_wall_s": round(wall, 2),
+        "run_cpu_s": round(cpu, 2),
+        "cpu_ms_per_request": round(1000 * cpu / max(1, len(bodies)), 2),
+        "nap_stages_s": round(stages["nap"], 2),
+        "ingest_s": round(stages["ingest"], 2),
+        "start_report_plots_s": round(wall - stages["nap"] - stages["ingest"], 2),
+        "floor_s": round(floor, 2),
+        "run_ratio_to_floor": round(wall / floor, 2),
+        "nap_ratio_to_floor": round(stages["nap"] / floor, 2),
+        "in_flight_fraction": round(served["mean_in_flight"] / args.concurrency, 3),
+        "floor_in_flight_fraction": round(floor_served["mean_in_flight"] / args.concurrency, 3),
+        "peak_in_flight": served["peak_in_flight"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--copies", type=int, default=40)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--transports", default="httpx,aiohttp")
+    parser.add_argument("--sequential", action="store_true", help="add the sequential baseline")
     args = parser.parse_args()
     work = BENCH / "run"
     shutil.rmtree(work, ignore_errors=True)
     corpus = replicate_samples(work / "corpus", args.copies)
-    out = work / "out"
+    figures: dict[str, Any] = {
+        "latency_s": args.latency,
+        "concurrency": args.concurrency,
+        "loadavg_1m_before": round(os.getloadavg()[0], 1),
+    }
     with endpoint_process(args.latency) as base_url:
-        cfg_path = work / "bench.yaml"
-        cfg_path.write_text(
-            run_config(
-                corpus,
-                base_url,
-                out,
-                limits={"concurrency": args.concurrency},
-                output={"dir": str(out), "shard_size": 4, "progress": False},
-            )
-        )
-        cfg = load_config(cfg_path)
-        started = time.perf_counter()
-        result = run_pipeline(cfg, config_path=cfg_path)
-        wall = time.perf_counter() - started
-        report = result.report
-        requests = int(report["usage"]["total"]["requests"])
-        import polars as pl
-
-        judgements = pl.read_parquet(out / "judgements" / "*.parquet")
-        per_step = judgements.group_by("trajectory_id", "step_index").len()["len"].to_list()
-        chain = chain_length(per_step, cfg.selection.max_per_step)
-        bound = max(requests * args.latency / args.concurrency, chain * args.latency)
-        figures = {
-            "eligible_steps": report["totals"]["eligible_steps"],
-            "requests": requests,
-            "latency_s": args.latency,
-            "concurrency": args.concurrency,
-            "bound_s": round(bound, 2),
-            "run_wall_s": round(wall, 2),
-            "nap_stages_s": round(result.stage_seconds["nap"], 2),
-            "ingest_s": round(result.stage_seconds["ingest"], 2),
-            "report_and_plots_s": round(result.stage_seconds["report"], 2),
-            "nap_ratio_to_bound": round(result.stage_seconds["nap"] / bound, 2),
-            "wall_ratio_to_bound": round(wall / bound, 2),
-        }
-        if not args.skip_baseline:
+        for transport in args.transports.split(","):
+            figures[transport] = measure(base_url, corpus, work, args, transport)
+        if args.sequential:
+            out = work / f"out-{args.transports.split(',')[0]}"
+            cfg_path = work / f"bench-{args.transports.split(',')[0]}.yaml"
             seconds, steps, sent = asyncio.run(sequential(out, cfg_path, base_url))
-            figures |= {
-                "sequential_baseline_s": round(seconds, 2),
-                "sequential_requests": sent,
-                "sequential_steps": steps,
-                "speedup_vs_sequential": round(seconds / result.stage_seconds["nap"], 1),
-            }
+            figures["sequential"] = {"seconds": round(seconds, 2), "steps": steps, "sent": sent}
+    figures["loadavg_1m_after"] = round(os.getloadavg()[0], 1)
     BENCH.mkdir(exist_ok=True)
     (BENCH / "run.json").write_text(json.dumps(figures, indent=2))
-    for key, value in figures.items():
-        print(f"{key:>24}: {value}")
+    print(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":

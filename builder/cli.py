@@ -1,4 +1,4 @@
-"""Command-line entry points: ingest, inspect, run, publish."""
+"""Command-line entry points: ingest, inspect, run, plan, publish."""
 
 from __future__ import annotations
 
@@ -51,6 +51,26 @@ def _run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def _plan(args: argparse.Namespace) -> int:
+    import json
+
+    from builder.config import load_config
+    from builder.runner.plan import PlanAssumptions, make_plan
+    from builder.runner.plan_text import render_plan
+
+    config = load_config(Path(args.config), args.set or [])
+    assumptions = PlanAssumptions(
+        unique_valid=args.unique_valid,
+        pass_rate=args.pass_rate,
+        compression=args.compression,
+        completion_fraction=args.completion_fraction,
+        latency_s=args.latency,
+    )
+    plan = make_plan(config, assumptions)
+    print(json.dumps(plan.as_dict(), indent=2) if args.json else render_plan(plan, config))
+    return 0
+
+
 def _publish(args: argparse.Namespace) -> int:
     from builder.publish.command import publish
 
@@ -95,6 +115,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", help="pipelines/*.yaml")
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key")
     run.set_defaults(func=_run)
+
+    plan = sub.add_parser("plan", help="requests, tokens, cost and time of a run; sends nothing")
+    plan.add_argument("config", help="pipelines/*.yaml")
+    plan.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config key")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument("--pass-rate", type=float, default=0.5, help="assumed gate pass rate")
+    plan.add_argument(
+        "--unique-valid", type=float, default=0.75, help="assumed valid distinct sample share"
+    )
+    plan.add_argument(
+        "--compression", type=float, default=0.5, help="assumed judged/raw observation tokens"
+    )
+    plan.add_argument(
+        "--completion-fraction", type=float, default=0.25, help="assumed completion/max_tokens"
+    )
+    plan.add_argument("--latency", type=float, default=5.0, help="assumed seconds per request")
+    plan.set_defaults(func=_plan)
 
     publish = sub.add_parser("publish", help="lay out (and upload) a Hugging Face dataset")
     publish.add_argument("out", help="a run output directory")

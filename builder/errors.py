@@ -8,6 +8,7 @@ NapError
 ├── LLMError             anything from a model endpoint
 │   ├── TransientLLMError   429, 5xx, timeout, dropped connection: retried with backoff
 │   ├── PermanentLLMError   other 4xx (auth, bad request): fail fast, says what to fix
+│   │   └── QuotaExceededError  429 insufficient_quota: the account is out of credit
 │   └── BudgetExceededError the run-wide budget is spent: stop scheduling new work
 └── PublishError         dataset layout or upload problem
 """
@@ -69,6 +70,12 @@ class PermanentLLMError(LLMError):
     """Retrying will not help; the message says what to fix."""
 
     kind = "permanent"
+
+
+class QuotaExceededError(PermanentLLMError):
+    """The provider account has no quota left (a 429 that waiting does not cure)."""
+
+    kind = "quota"
 
 
 class BudgetExceededError(LLMError):

@@ -185,6 +185,21 @@ def test_a_budget_on_a_remote_model_needs_its_price(minimal: Path) -> None:
     assert cfg.limits.budget_usd == 5
 
 
+def test_the_price_check_and_the_client_agree_on_which_endpoints_are_free(minimal: Path) -> None:
+    from builder.llm.budget import Budget
+    from builder.llm.client import LLMClient, is_paid
+    from builder.llm.fake import FakeProvider
+
+    here = ["teacher.provider=openai", "teacher.model=gpt-x", "limits.budget_usd=5"]
+    cfg = load_config(minimal, [*here, "teacher.base_url=http://127.0.0.1:8080/v1"])
+    provider = FakeProvider(model="gpt-x")
+    provider.provider, provider.base_url = "openai", cfg.teacher.base_url
+    assert not is_paid(provider)  # the config passed without a price: the client agrees
+    LLMClient(provider, budget=Budget(max_usd=5))  # no "has no price" error
+    with pytest.raises(ConfigError, match="prices has no entry"):
+        load_config(minimal, [*here, "teacher.base_url=https://llm.example.com/v1"])
+
+
 def test_relative_inputs_resolve_against_the_config_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -218,6 +233,21 @@ def test_hash_is_stable_and_tracks_only_what_changes_the_output(tmp_path: Path) 
     assert config_hash(load_config(one, ["gate.threshold=0.65"])) != base
     unchanged = ["limits.concurrency=64", "output.progress=false", "agent.api_key_env=MY_KEY"]
     assert config_hash(load_config(one, unchanged)) == base
+
+
+def test_a_local_server_on_another_port_keeps_the_hash_a_remote_host_does_not(
+    tmp_path: Path,
+) -> None:
+    path = _config(tmp_path, "inputs: [d/]\nagent: {provider: openai, model: m}\n")
+    here = [f"agent.base_url=http://127.0.0.1:{port}/v1" for port in (8080, 9191)]
+    assert config_hash(load_config(path, [here[0]])) == config_hash(load_config(path, [here[1]]))
+    assert config_hash(load_config(path, ["agent.base_url=http://localhost:7000/v1"])) == (
+        config_hash(load_config(path, [here[0]]))
+    )
+    remote = [f"agent.base_url=https://{host}/v1" for host in ("a.example.com", "b.example.com")]
+    assert config_hash(load_config(path, [remote[0]])) != config_hash(
+        load_config(path, [remote[1]])
+    )
 
 
 def test_the_resolved_dump_round_trips_to_the_same_config(minimal: Path) -> None:

@@ -16,6 +16,7 @@ from builder.config.overrides import apply_override
 from builder.config.pipeline import HASH_EXCLUDED, PipelineConfig
 from builder.config.uris import local_path
 from builder.errors import ConfigError
+from builder.llm.endpoints import endpoint_identity
 
 _GLOB_CHARS = frozenset("*?[")
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -50,6 +51,11 @@ def config_hash(cfg: PipelineConfig) -> str:
         for part in parents:
             node = node[part]
         node.pop(last, None)
+    for role in ("teacher", "agent"):  # a local server restarted on another port: same run
+        if role in data and "base_url" in data[role]:
+            url = data[role]["base_url"]
+            url = url[0] if isinstance(url, list) else url  # replicas: one endpoint
+            data[role]["base_url"] = endpoint_identity(url) or None
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 

@@ -25,6 +25,7 @@ from builder.config.stages import (
     TeacherConfig,
     _Model,
 )
+from builder.llm.endpoints import is_paid
 
 HASH_EXCLUDED = (
     "limits",
@@ -36,6 +37,8 @@ HASH_EXCLUDED = (
     "publish",
     "teacher.api_key_env",
     "agent.api_key_env",
+    "teacher.transport",
+    "agent.transport",
 )
 """Keys that do not change any row of the output, so changing them keeps the config hash and a
 run can be resumed with, say, more concurrency or a new budget."""
@@ -80,8 +83,11 @@ class PipelineConfig(_Model):
         if self.limits.budget_usd is None:
             return self
         for role, endpoint in (("teacher", self.teacher), ("agent", self.agent)):
-            remote = endpoint.provider in ("openai", "anthropic")
-            if remote and endpoint.model not in self.prices:
+            urls = (
+                endpoint.base_url if isinstance(endpoint.base_url, list) else [endpoint.primary_url]
+            )
+            paid = any(is_paid(endpoint.provider, url) for url in urls)
+            if paid and endpoint.model not in self.prices:
                 raise ValueError(
                     f"limits.budget_usd is set but prices has no entry for {role}.model "
                     f"{endpoint.model!r}: add prices.{endpoint.model}.{{input, output}}"

@@ -32,7 +32,9 @@ class LimitsConfig(_Model):
     budget_usd: float | None = Field(
         default=None,
         ge=0,
-        description="Stop scheduling new work once this much is spent (null: none).",
+        description="Total USD for the output folder, across invocations and resumes: each "
+        "request reserves its worst case before it is sent and no request is sent that could "
+        "pass it (null: none). Raise it with --set to resume.",
     )
     budget_tokens: int | None = Field(
         default=None, ge=0, description="Same as budget_usd, in prompt + completion tokens."
@@ -45,9 +47,19 @@ class LimitsConfig(_Model):
     batch_poll_max_s: float = Field(
         default=600.0, gt=0, description="Longest wait between polls of open batch jobs."
     )
-    timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one request, in seconds.")
+    timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Deadline of one HTTP request, in seconds, from send to the last byte.",
+    )
     max_retries: int = Field(
         default=5, ge=0, description="Retries of a transient error (429, 5xx)."
+    )
+    max_retry_after_s: float = Field(
+        default=60.0,
+        ge=0,
+        description="Longest Retry-After honoured, in seconds; longer hints are cut to this "
+        "(retries are jittered up to 50% above the hint).",
     )
 
 
@@ -61,6 +73,18 @@ class Price(_Model):
         description="Price of a million cached prompt tokens (null: same as input).",
     )
     output: float = Field(ge=0, description="Price of a million completion tokens.")
+    cache_write: float | None = Field(
+        default=None,
+        ge=0,
+        description="Price of a million prompt tokens written to a 5-minute prompt cache "
+        "(Anthropic; null: 1.25 x input).",
+    )
+    cache_write_1h: float | None = Field(
+        default=None,
+        ge=0,
+        description="Price of a million prompt tokens written to a 1-hour prompt cache "
+        "(Anthropic; null: 2 x input).",
+    )
 
     def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
         """USD for one request; `cached_tokens` is the cached part of `prompt_tokens`."""

@@ -7,6 +7,7 @@ from typing import Any
 import ray
 
 from builder.distributed.coordinator import Coordinator, LimitSettings
+from builder.llm.protocol import Usage
 
 
 class _Coordinator:
@@ -21,8 +22,11 @@ class _Coordinator:
     async def release(self, lease: int, actual_tokens: int | None) -> None:
         self.state.release(lease, actual_tokens)
 
-    async def spend(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
-        self.state.spend(prompt_tokens, completion_tokens, cost_usd)
+    async def reserve(self, usd: float, tokens: int) -> None:
+        self.state.reserve(usd, tokens)
+
+    async def settle(self, usd: float, tokens: int, usage: Usage | None, cost_usd: float) -> None:
+        self.state.settle(usd, tokens, usage, cost_usd)
 
     async def stats(self) -> dict[str, Any]:
         return self.state.stats()

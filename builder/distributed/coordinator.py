@@ -14,12 +14,13 @@ import asyncio
 import itertools
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from builder.errors import BudgetExceededError
+from builder.llm.budget import Budget, Reservation, ledger_path
 from builder.llm.limits import EndpointLimits
 from builder.llm.protocol import Usage
-from builder.llm.usage import Budget
 
 REAP_EVERY_S = 1.0
 
@@ -34,6 +35,7 @@ class LimitSettings:
     max_usd: float | None
     max_tokens: int | None
     lease_s: float
+    out_dir: str | None = None  # where the budget ledger lives (OUT/_state/budget.json)
 
 
 @dataclass
@@ -52,7 +54,8 @@ class Coordinator:
     def __init__(self, settings: LimitSettings) -> None:
         self.settings = settings
         self.limits: dict[str, EndpointLimits] = {}
-        self.budget = Budget(max_usd=settings.max_usd, max_tokens=settings.max_tokens)
+        path = ledger_path(Path(settings.out_dir)) if settings.out_dir else None
+        self.budget = Budget(max_usd=settings.max_usd, max_tokens=settings.max_tokens, path=path)
         self.leases: dict[int, _Lease] = {}
         self.reclaimed = 0
         self.peak_in_flight = 0
@@ -66,8 +69,9 @@ class Coordinator:
         return self.limits[key]
 
     def _budget_error(self) -> str | None:
+        """Why no new request may start (spent + reserved at a limit), or None."""
         try:
-            self.budget.check()
+            self.budget.settle(self.budget.reserve(0.0, 0), None, 0.0)
         except BudgetExceededError as exc:
             return str(exc)
         return None
@@ -97,8 +101,18 @@ class Coordinator:
         if held is not None:
             self.limits[held.key].release(held.estimate, actual_tokens)
 
-    def spend(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
-        self.budget.spend(Usage(prompt_tokens, completion_tokens), cost_usd)
+    def reserve(self, usd: float, tokens: int) -> None:
+        """A worker's reservation for a request it holds a slot for. One that takes the
+        ledger past a limit is recorded all the same (the request is on its way) and stops
+        every later acquire."""
+        try:
+            self.budget.reserve(usd, tokens)
+        except BudgetExceededError:
+            self.budget.reserved_usd += usd
+            self.budget.reserved_tokens += tokens
+
+    def settle(self, usd: float, tokens: int, usage: Usage | None, cost_usd: float) -> None:
+        self.budget.settle(Reservation(usd, tokens), usage, cost_usd)
 
     def reap(self, now: float | None = None) -> int:
         """Reclaim expired leases (their worker died); returns how many."""
@@ -115,6 +129,7 @@ class Coordinator:
             self.reap()
 
     def stats(self) -> dict[str, Any]:
+        self.budget.save()
         return {
             "spent_usd": self.budget.spent_usd,
             "spent_tokens": self.budget.spent_tokens,
@@ -153,18 +168,28 @@ class RemoteLimits:
 
 
 class RemoteBudget:
-    """`Budget` as seen by a worker: spending is reported to the coordinator, and `check`
-    raises once any acquire learned that the cluster-wide budget is spent (the coordinator
-    itself refuses every new slot from then on)."""
+    """`Budget` as seen by a worker's gates: reservations and settlements go to the
+    coordinator (fire-and-forget, in order), which owns the one ledger of the output folder.
+
+    Exactness: the coordinator refuses a slot once spent + reserved reaches a limit, and a
+    reservation reaches it at most one actor call after the slot was granted, so the limit can
+    be passed by at most the requests granted in between (at most limits.concurrency, each at
+    its worst case); locally it is passed only by what requests cost above their reservation.
+    """
 
     def __init__(self, actor: Any) -> None:
         self.actor = actor
         self.exhausted: str | None = None
-        self.max_usd: float | None = None  # LLMClient reads it; pricing is checked locally
+        self.max_usd: float | None = None  # LLMClient checked pricing on the real Budget
 
-    def spend(self, usage: Usage, cost_usd: float) -> None:
-        self.actor.spend.remote(usage.prompt_tokens, usage.completion_tokens, cost_usd)
-
-    def check(self) -> None:
+    def reserve(self, usd: float, tokens: int) -> Reservation:
         if self.exhausted is not None:
             raise BudgetExceededError(self.exhausted)
+        self.actor.reserve.remote(usd, tokens)
+        return Reservation(usd, tokens)
+
+    def settle(self, reservation: Reservation, usage: Usage | None, cost_usd: float) -> None:
+        self.actor.settle.remote(reservation.usd, reservation.tokens, usage, cost_usd)
+
+    def save(self) -> None:
+        """The coordinator writes the ledger; nothing to do here."""

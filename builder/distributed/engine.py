@@ -65,6 +65,7 @@ def limit_settings(cfg: PipelineConfig) -> LimitSettings:
         max_usd=cfg.limits.budget_usd,
         max_tokens=cfg.limits.budget_tokens,
         lease_s=lease,
+        out_dir=str(Path(cfg.output.dir)),
     )
 
 

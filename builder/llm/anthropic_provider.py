@@ -1,9 +1,11 @@
 """Anthropic Messages API through the `anthropic` SDK.
 
-The API has no `n`: samples are separate requests. The `cache_control` breakpoint at the end
-of the shared prefix (`ChatRequest.cache_prefix`) lets them, and the K agent requests of a
-step, read the prefix from Anthropic's prompt cache; with a breakpoint, the first sample goes
-alone (it writes the cache) and the others follow in parallel (they read it). Structured
+The API has no `n`: samples are separate HTTP requests, each through the client's gate (slot,
+rate limits, budget, deadline). The `cache_control` breakpoint at the end of the shared prefix
+(`ChatRequest.cache_prefix`; the whole prompt for n samples of one prompt, as the teacher's)
+lets them, and the K agent requests of a step, read the prefix from Anthropic's prompt cache;
+with a breakpoint, the first sample goes alone (it writes the cache, billed at 1.25x input)
+and the others follow in parallel (they read it, at 0.1x). Structured
 output uses a forced tool whose input schema is the requested JSON schema; its input becomes
 the completion text.
 
@@ -23,6 +25,7 @@ from typing import Any
 import anthropic
 
 from builder.errors import ConfigError, TransientLLMError
+from builder.llm.gate import Gate, NoGate
 from builder.llm.messages import root_object_schema, to_anthropic, to_anthropic_tool
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
 from builder.llm.sdk_errors import raise_mapped
@@ -34,6 +37,7 @@ SCHEMA_TOOL = "respond"
 
 class AnthropicProvider:
     provider = "anthropic"
+    uses_gate = True  # opens the client's gate per HTTP request
 
     def __init__(
         self,
@@ -58,11 +62,16 @@ class AnthropicProvider:
         """Close the HTTP connections (call before the event loop ends)."""
         await self._client.close()
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
+    async def complete(
+        self, request: ChatRequest, gate: Gate | NoGate | None = None
+    ) -> ChatResponse:
         started = time.perf_counter()
+        gate = gate or NoGate()
         body = build_request(self.model, request)
-        first = [await self._create(body)] if request.cache_prefix and request.n > 1 else []
-        rest = await asyncio.gather(*(self._create(body) for _ in range(request.n - len(first))))
+        first = [await self._create(body, gate)] if request.n > 1 else []
+        rest = await asyncio.gather(
+            *(self._create(body, gate) for _ in range(request.n - len(first)))
+        )
         results = first + list(rest)
         structured = request.json_schema is not None
         completions = tuple(to_completion(r, structured=structured) for r in results)
@@ -70,19 +79,26 @@ class AnthropicProvider:
         model = str(results[0].get("model") or self.model)
         return ChatResponse(completions, usage, time.perf_counter() - started, model)
 
-    async def _create(self, body: dict[str, Any]) -> dict[str, Any]:
-        try:
-            result = await self._client.post("/v1/messages", body=body, cast_to=dict[str, Any])
-        except Exception as exc:
-            raise_mapped(exc, anthropic, self._label, self.api_key_env)
-        if not isinstance(result, dict) or not isinstance(result.get("content"), list):
-            raise TransientLLMError(f"{self._label}: response has no content", kind="bad_response")
+    async def _create(self, body: dict[str, Any], gate: Gate | NoGate) -> dict[str, Any]:
+        async with gate.http(1) as sent:
+            try:
+                result = await self._client.post("/v1/messages", body=body, cast_to=dict[str, Any])
+            except Exception as exc:
+                raise_mapped(exc, anthropic, self._label, self.api_key_env)
+            if not isinstance(result, dict) or not isinstance(result.get("content"), list):
+                raise TransientLLMError(
+                    f"{self._label}: response has no content", kind="bad_response"
+                )
+            sent.usage = to_usage(result.get("usage") or {})
         return result
 
 
 def build_request(model: str, request: ChatRequest) -> dict[str, Any]:
     """The Messages API request body (pure, so the wire shape is testable)."""
-    system, messages = to_anthropic(request.messages, request.cache_prefix)
+    prefix = request.cache_prefix
+    if prefix is None and request.n > 1:  # n samples of one prompt share all of it
+        prefix = len(request.messages)
+    system, messages = to_anthropic(request.messages, prefix)
     body: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -139,8 +155,12 @@ def to_completion(message: dict[str, Any], *, structured: bool = False) -> Compl
 
 
 def to_usage(usage: dict[str, Any]) -> Usage:
-    """OpenAI-style usage: prompt tokens include cache reads and writes; cached = cache reads."""
+    """OpenAI-style usage: prompt tokens include cache reads and writes; cached = cache reads;
+    writes split by TTL (`cache_creation.ephemeral_1h_input_tokens`; the rest is 5-minute)."""
     read = usage.get("cache_read_input_tokens") or 0
     written = usage.get("cache_creation_input_tokens") or 0
+    by_ttl = usage.get("cache_creation") or {}
+    hour = min(written, by_ttl.get("ephemeral_1h_input_tokens") or 0)
     fresh = usage.get("input_tokens") or 0
-    return Usage(fresh + read + written, usage.get("output_tokens") or 0, read)
+    output = usage.get("output_tokens") or 0
+    return Usage(fresh + read + written, output, read, written - hour, hour)

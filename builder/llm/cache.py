@@ -17,15 +17,15 @@ import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from builder.llm.endpoints import LOOPBACK, endpoint_identity
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse, Completion, Usage
 from schemas.trajectories import ToolCall
 
 log = logging.getLogger(__name__)
 
 KEY_VERSION = 1
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+__all__ = ["LOOPBACK", "RequestCache", "endpoint_identity", "key_for", "request_key"]
 _MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "name", "content_parts")
 
 
@@ -53,16 +53,6 @@ def request_key(provider: str, base_url: str | None, model: str, request: ChatRe
     }
     text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def endpoint_identity(base_url: str | None) -> str:
-    """The base URL as it enters the key. A server on this machine is known by its path only:
-    a managed llama.cpp server gets a new free port every run, and the rerun must still hit."""
-    url = (base_url or "").rstrip("/")
-    parts = urlsplit(url)
-    if parts.hostname in LOOPBACK:
-        return urlunsplit((parts.scheme, "localhost", parts.path, parts.query, ""))
-    return url
 
 
 def key_for(provider: ChatProvider, request: ChatRequest) -> str:

@@ -9,32 +9,25 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from urllib.parse import urlsplit
 
 from builder.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
 from builder.llm.batch.queue import BatchDeferred, BatchQueue
-from builder.llm.cache import LOOPBACK, RequestCache, key_for
+from builder.llm.budget import Budget
+from builder.llm.cache import RequestCache, key_for
+from builder.llm.endpoints import is_paid as endpoint_is_paid
+from builder.llm.gate import Gate, estimate_tokens
 from builder.llm.limits import EndpointLimits, RetryPolicy
-from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
-from builder.llm.usage import Budget, PriceTable, StageUsage, UsageLedger
+from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse, Usage
+from builder.llm.usage import PriceTable, StageUsage, UsageLedger
 
 log = logging.getLogger(__name__)
 
-DEFAULT_COMPLETION_ESTIMATE = 256  # tokens per sample assumed when max_tokens is not set
-
-
-def estimate_tokens(request: ChatRequest) -> int:
-    """A cheap upper-ish estimate for the TPM limiter (4 characters per token)."""
-    prompt = sum(len(m.content) + len(m.content_parts or "") for m in request.messages) // 4
-    return prompt + request.n * (request.max_tokens or DEFAULT_COMPLETION_ESTIMATE)
+__all__ = ["LLMClient", "estimate_tokens", "is_paid"]
 
 
 def is_paid(provider: ChatProvider) -> bool:
-    """Whether requests cost money: not the embedded model nor a server on this machine."""
-    if provider.provider in ("local", "fake"):
-        return False
-    host = urlsplit(provider.base_url).hostname if provider.base_url else None
-    return host not in LOOPBACK
+    """Whether requests cost money (the config's price check asks the same function)."""
+    return endpoint_is_paid(provider.provider, provider.base_url)
 
 
 class LLMClient:
@@ -52,6 +45,7 @@ class LLMClient:
         usage: UsageLedger | None = None,
         batch: BatchQueue | None = None,
         role: str = "",
+        deadline_s: float | None = None,
     ) -> None:
         self.provider = provider
         self.batch = batch if batch is not None and batch.batched(role) else None
@@ -62,11 +56,12 @@ class LLMClient:
         self.prices = prices
         self.budget = budget
         self.usage = usage or UsageLedger()
+        self.deadline_s = deadline_s  # total time of one HTTP request, the body included
         self._in_flight: dict[str, asyncio.Future[ChatResponse]] = {}
         unpriced = prices is None or prices.get(provider.model) is None
         if budget is not None and budget.max_usd is not None and unpriced and is_paid(provider):
             raise ConfigError(
-                f"budget.max_usd is set but model {provider.model!r} has no price; add it "
+                f"limits.budget_usd is set but model {provider.model!r} has no price; add it "
                 "to the price table (input / cached_input / output USD per million tokens)"
             )
 
@@ -114,35 +109,48 @@ class LLMClient:
         self, request: ChatRequest, stats: StageUsage, key: str | None
     ) -> ChatResponse:
         try:
-            if self.budget is not None:
-                self.budget.check()
             response = await self._send(request, stats)
         except LLMError as exc:
             stats.errors[exc.kind] += 1
             raise
-        cost = self._cost(response)
-        stats.add_usage(response.usage, cost)
-        if self.budget is not None:
-            self.budget.spend(response.usage, cost)
+        cost = self._cost(response.usage)
+        price = self.prices.get(self.provider.model) if self.prices is not None else None
+        stats.add_usage(response.usage, cost, price.parts(response.usage) if price else None)
         if self.cache is not None and key is not None:
             self.cache.put(key, response)
         return dataclasses.replace(response, cost_usd=cost, cached=False)
 
-    def _cost(self, response: ChatResponse) -> float:
+    def _cost(self, usage: Usage) -> float:
         if self.prices is None:
             return 0.0
-        return self.prices.cost(self.provider.model, response.usage)
+        return self.prices.cost(self.provider.model, usage)
+
+    def _worst_case(self, prompt_tokens: int, completion_tokens: int) -> float:
+        price = self.prices.get(self.provider.model) if self.prices is not None else None
+        return price.worst_case(prompt_tokens, completion_tokens) if price is not None else 0.0
+
+    def _gate(self, request: ChatRequest) -> Gate:
+        return Gate(
+            request, self.limits, self.budget, self._worst_case, self._cost, self.deadline_s
+        )
+
+    async def _attempt(self, request: ChatRequest, gate: Gate) -> ChatResponse:
+        """One try: providers that fan out open the gate per HTTP request themselves."""
+        if getattr(self.provider, "uses_gate", False):
+            return await self.provider.complete(request, gate=gate)  # type: ignore[call-arg]
+        async with gate.http(request.n) as sent:
+            response = await self.provider.complete(request)
+            sent.usage = response.usage
+        return response
 
     async def _send(self, request: ChatRequest, stats: StageUsage) -> ChatResponse:
-        """Send with retries; the in-flight slot is released while backing off."""
-        estimate = estimate_tokens(request)
+        """Send with retries; slots are held per HTTP request, not while backing off."""
         for attempt in range(1, self.retry.max_attempts + 1):
-            await self.limits.acquire(estimate)
-            actual: int | None = None
+            gate = self._gate(request)
             try:
-                response = await self.provider.complete(request)
-                actual = response.usage.prompt_tokens + response.usage.completion_tokens
+                response = await self._attempt(request, gate)
             except TransientLLMError as exc:
+                stats.http_requests += gate.http_requests
                 if attempt == self.retry.max_attempts:
                     raise
                 stats.errors[exc.kind] += 1
@@ -150,14 +158,16 @@ class LLMClient:
                 log.warning(
                     "%s; retry %d/%d in %.2fs", exc, attempt, self.retry.max_attempts - 1, delay
                 )
+            except BaseException:
+                stats.http_requests += gate.http_requests
+                raise
             else:
+                stats.http_requests += gate.http_requests
                 if len(response.completions) != request.n:
                     raise PermanentLLMError(
                         f"{self.provider.provider} returned {len(response.completions)} "
                         f"completions for n={request.n}; this is a provider adapter bug"
                     )
                 return response
-            finally:
-                self.limits.release(estimate, actual)
             await self.retry.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover

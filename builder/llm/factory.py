@@ -14,12 +14,13 @@ from builder.config import EndpointConfig, PipelineConfig
 from builder.errors import ConfigError
 from builder.llm.anthropic_provider import AnthropicProvider
 from builder.llm.batch.queue import BatchQueue
+from builder.llm.budget import Budget, ledger_path
 from builder.llm.cache import RequestCache
 from builder.llm.client import LLMClient
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
-from builder.llm.protocol import ChatProvider, ChatResponse
-from builder.llm.usage import Budget, ModelPrice, PriceTable, UsageLedger
+from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
+from builder.llm.usage import ModelPrice, PriceTable, UsageLedger
 
 
 @dataclass
@@ -40,7 +41,7 @@ def _provider(
     endpoint: EndpointConfig, cfg: PipelineConfig, shared: dict[str, ChatProvider], stack: ExitStack
 ) -> ChatProvider:
     if isinstance(endpoint.base_url, list):  # replicas of one model: route between them
-        from builder.llm.endpoints import RoutedProvider
+        from builder.llm.routing import RoutedProvider
 
         return RoutedProvider(
             [
@@ -72,13 +73,29 @@ def _provider(
             shared["local-server"] = SupervisedServerProvider(server, connect)
         return shared["local-server"]
     if endpoint.provider == "anthropic":
+        from builder.llm.anthropic_provider import AnthropicProvider  # a 1-3 s import: lazily
+
         key_env = endpoint.api_key_env or "ANTHROPIC_API_KEY"
         return AnthropicProvider(
             endpoint.model, base_url=endpoint.base_url, timeout=timeout, api_key_env=key_env
         )
     key_env = endpoint.api_key_env or "OPENAI_API_KEY"
     return OpenAIProvider(
-        endpoint.model, base_url=endpoint.base_url, api_key_env=key_env, timeout=timeout
+        endpoint.model,
+        base_url=endpoint.base_url,
+        api_key_env=key_env,
+        timeout=timeout,
+        transport=endpoint.transport,
+    )
+
+
+def price_table(cfg: PipelineConfig) -> PriceTable:
+    """The config's prices as the client uses them."""
+    return PriceTable(
+        {
+            name: ModelPrice(p.input, p.output, p.cached_input, p.cache_write, p.cache_write_1h)
+            for name, p in cfg.prices.items()
+        }
     )
 
 
@@ -90,12 +107,17 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
     if cfg.cache.enabled:
         cache_dir = Path(cfg.cache.dir) if cfg.cache.dir else out_dir / "cache"
         cache = RequestCache(cache_dir / "requests.sqlite")
-    prices = PriceTable(
-        {name: ModelPrice(p.input, p.output, p.cached_input) for name, p in cfg.prices.items()}
+    prices = price_table(cfg)
+    budget = Budget(
+        max_usd=cfg.limits.budget_usd,
+        max_tokens=cfg.limits.budget_tokens,
+        path=ledger_path(out_dir),
     )
-    budget = Budget(max_usd=cfg.limits.budget_usd, max_tokens=cfg.limits.budget_tokens)
+    stack.callback(budget.save)
     usage = UsageLedger()
-    retry = RetryPolicy(max_attempts=cfg.limits.max_retries + 1)
+    retry = RetryPolicy(
+        max_attempts=cfg.limits.max_retries + 1, max_retry_after_s=cfg.limits.max_retry_after_s
+    )
     limits_by_endpoint: dict[tuple[str, str | None], EndpointLimits] = {}
 
     def client(
@@ -118,6 +140,7 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
             usage=usage,
             batch=batch,
             role=role,
+            deadline_s=cfg.limits.timeout_s,
         )
 
     roles = {"teacher": cfg.teacher, "agent": cfg.agent}
@@ -143,6 +166,7 @@ def _batch_queue(
     from builder.llm.batch.ledger import BatchLedger
     from builder.llm.batch.openai_batch import OpenAIBatch
     from builder.llm.batch.queue import BatchQueue, PollPolicy
+    from builder.llm.gate import CHARS_PER_TOKEN_WORST, DEFAULT_COMPLETION_ESTIMATE, prompt_estimate
 
     endpoints = {"teacher": cfg.teacher, "agent": cfg.agent}
     backends: dict[str, BatchBackend] = {}
@@ -159,11 +183,22 @@ def _batch_queue(
     if cache is None:
         raise ConfigError("batch: true needs the request cache (cache.enabled: true)")
 
-    def on_answer(role: str, stage: str, response: ChatResponse) -> None:
+    def on_answer(role: str, stage: str, response: ChatResponse) -> float:
         cost = prices.cost(providers[role].model, response.usage) * BATCH_DISCOUNT
         usage.stage(stage).add_usage(response.usage, cost)
-        budget.spend(response.usage, cost)
+        return cost
+
+    def worst_case(role: str, request: ChatRequest) -> tuple[float, int]:
+        """The online gate's worst case (prompt at 3 characters a token), at batch prices."""
+        prompt = prompt_estimate(request, CHARS_PER_TOKEN_WORST)
+        completion = request.n * (request.max_tokens or DEFAULT_COMPLETION_ESTIMATE)
+        price = prices.get(providers[role].model)
+        usd = price.worst_case(prompt, completion) * BATCH_DISCOUNT if price is not None else 0.0
+        return usd, prompt + completion
 
     ledger = BatchLedger(out_dir / "_state" / "batches.sqlite")
     poll = PollPolicy(first_s=cfg.limits.batch_poll_s, max_s=cfg.limits.batch_poll_max_s)
-    return BatchQueue(ledger, cache, backends, poll=poll, on_answer=on_answer)
+    return BatchQueue(
+        ledger, cache, backends, poll=poll, on_answer=on_answer, budget=budget,
+        worst_case=worst_case,
+    )  # fmt: skip

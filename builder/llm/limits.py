@@ -120,11 +120,14 @@ class EndpointLimits:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Exponential backoff with jitter; a server's `Retry-After` wins when it gives one."""
+    """Exponential backoff with jitter. A server's `Retry-After` is honoured up to
+    `max_retry_after_s` and stretched by up to `jitter` of itself, so that the requests a 429
+    turned back do not all return in the same instant."""
 
     max_attempts: int = 6
     base_delay_s: float = 0.5
     max_delay_s: float = 60.0
+    max_retry_after_s: float = 60.0
     jitter: float = 0.5  # fraction of the delay drawn at random (0: none, 1: full jitter)
     sleep: Sleep = asyncio.sleep
     random: Callable[[], float] = random.random
@@ -132,6 +135,7 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait after failed attempt number `attempt` (1-based)."""
         if retry_after is not None:
-            return max(0.0, retry_after)
+            wait = min(max(0.0, retry_after), self.max_retry_after_s)
+            return wait * (1.0 + self.jitter * self.random())
         backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
         return backoff * (1.0 - self.jitter * self.random())

@@ -38,15 +38,23 @@ class Completion:
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens of one request. `prompt_tokens` includes the cached reads and the cache writes;
+    writes are billed above the input rate (Anthropic: 1.25x for the 5-minute cache, 2x for
+    the 1-hour one), so they are counted apart."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0  # 5-minute cache writes
+    cache_write_1h_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cached_prompt_tokens + other.cached_prompt_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
 

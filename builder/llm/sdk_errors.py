@@ -16,7 +16,7 @@ import time
 from types import ModuleType
 from typing import Any, NoReturn
 
-from builder.errors import LLMError, PermanentLLMError, TransientLLMError
+from builder.errors import LLMError, PermanentLLMError, QuotaExceededError, TransientLLMError
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -62,6 +62,12 @@ def _status_error(exc: Any, label: str, key_env: str) -> LLMError:
     status = int(exc.status_code)
     detail = scrub(_server_message(exc), key_env)
     where = f"{label}: HTTP {status}: {detail}"
+    if status == 429 and _is_quota(exc):
+        return QuotaExceededError(
+            f"{where}; the account has no quota or credit left: waiting will not help. Add "
+            "credit or raise the account's limits, then run the same command again (finished "
+            "shards and cached answers are kept)"
+        )
     if status in RETRYABLE_STATUS or status >= 500:
         kind = "rate_limit" if status == 429 else "timeout" if status == 408 else "server_error"
         return TransientLLMError(where, retry_after=retry_after(exc.response.headers), kind=kind)
@@ -73,6 +79,18 @@ def _status_error(exc: Any, label: str, key_env: str) -> LLMError:
         return PermanentLLMError(f"{where}; {fix}", kind="context_length")
     fix = _FIXES.get(status, "the endpoint refused the request; see its message")
     return PermanentLLMError(f"{where}; {fix}", kind="bad_request")
+
+
+def _is_quota(exc: Any) -> bool:
+    """OpenAI's `insufficient_quota` (as `code` or `type`, in the body or its `error`)."""
+    body = getattr(exc, "body", None)
+    found: list[Any] = []
+    if isinstance(body, dict):
+        error = body.get("error")
+        inner: dict[str, Any] = error if isinstance(error, dict) else body
+        found = [inner.get("code"), inner.get("type")]
+    text = str(getattr(exc, "message", ""))
+    return "insufficient_quota" in found or "insufficient_quota" in text
 
 
 def _server_message(exc: Any) -> str:
@@ -88,9 +106,25 @@ def _server_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))[:500]
 
 
+def _dropped_cause(exc: BaseException) -> str | None:
+    """The name of a dropped-connection error in `exc`'s cause chain, if any."""
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(6):
+        if seen is None:
+            return None
+        name = type(seen).__name__
+        if "Disconnected" in name or name in ("ConnectionResetError", "ClientOSError"):
+            return name
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def map_error(exc: BaseException, sdk: ModuleType, label: str, key_env: str) -> LLMError | None:
     """Our error for an SDK / transport / decoding exception, or None for anything else."""
     if isinstance(exc, sdk.APITimeoutError):
+        dropped = _dropped_cause(exc)
+        if dropped is not None:  # httpx-aiohttp reports a dropped connection as a timeout
+            return TransientLLMError(f"{label}: connection failed ({dropped})", kind="connection")
         return TransientLLMError(f"{label}: request timed out", kind="timeout")
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from builder.llm.budget import budget_section
 from builder.runner.result import RunResult
 from builder.runner.shards import read_json
 
@@ -45,6 +46,7 @@ def finish_report(out_dir: Path, result: RunResult, started: float | None = None
             "agent requests saved by early exit": max(0, exhaustive - judged),
         },
         "redactions": dict(sorted(redactions.items())),
+        "budget": budget_section(out_dir),
     }
     report = build_report(out_dir, usage=usage, extra=extra)
     write_plots(out_dir, intent_of=intent_of)

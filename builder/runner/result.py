@@ -17,6 +17,7 @@ class RunResult:
     shards_deferred: int = 0  # in the last pass: waiting for batch answers
     batch_rounds: int = 0
     stopped: str | None = None  # interrupted | budget
+    stop_detail: str | None = None  # what a signal really did, in words
     report: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
@@ -43,6 +44,9 @@ class RunResult:
         if self.batch_rounds:
             lines.append(f"batch rounds: {self.batch_rounds}")
         if self.stopped:
-            lines.append(f"stopped early: {self.stopped}; run the same command again to resume")
+            why = self.stop_detail or self.stopped
+            lines.append(f"stopped early: {why}; run the same command again to resume")
+        elif self.stop_detail:
+            lines.append(self.stop_detail)
         lines.append(f"report: {self.out_dir / 'report.md'}")
         return "\n".join(lines)

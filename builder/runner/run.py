@@ -57,22 +57,25 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
     )
 
 
-def ensure_ingested(
-    cfg: PipelineConfig, out_dir: Path, ingest: Callable[..., Any] = run_ingest
-) -> None:
-    """Ingest once per (inputs, eligibility); a change re-ingests and discards NAP tables."""
-    key = {
+def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
+    """What an ingest depends on: the inputs, the eligibility rules and the builder version."""
+    return {
         "inputs": [i.model_dump() for i in cfg.inputs],
         "eligibility": cfg.eligibility.model_dump(),
         "builder": __version__,
     }
+
+
+def ingest_is_current(cfg: PipelineConfig, out_dir: Path) -> bool:
     marker = out_dir / "_state" / "ingest.json"
-    if marker.exists() and read_json(marker) == key:
-        log.info("ingest: up to date, skipped")
-        return
-    for table in ("trajectories", "steps", "quarantine", *NAP_TABLES):
-        shutil.rmtree(out_dir / table, ignore_errors=True)
-    shutil.rmtree(out_dir / "_state" / "shards", ignore_errors=True)
+    return marker.exists() and read_json(marker) == ingest_key(cfg)
+
+
+def ingest_into(
+    cfg: PipelineConfig, out_dir: Path, ingest: Callable[..., Any] = run_ingest
+) -> None:
+    """Ingest the config's inputs with its eligibility rules into `out_dir` (`ingest` is
+    `run_ingest` or the Ray engine's `ray_ingest`)."""
     specs = [
         InputSpec(i.path, None if i.format == "auto" else i.format, dict(i.options))
         for i in cfg.inputs
@@ -84,7 +87,20 @@ def ensure_ingested(
     )
     summary = ingest(specs, out_dir, rules=rules)
     log.info("ingest summary:\n%s", format_summary(summary))
-    write_json_atomic(marker, key)
+    write_json_atomic(out_dir / "_state" / "ingest.json", ingest_key(cfg))
+
+
+def ensure_ingested(
+    cfg: PipelineConfig, out_dir: Path, ingest: Callable[..., Any] = run_ingest
+) -> None:
+    """Ingest once per (inputs, eligibility); a change re-ingests and discards NAP tables."""
+    if ingest_is_current(cfg, out_dir):
+        log.info("ingest: up to date, skipped")
+        return
+    for table in ("trajectories", "steps", "quarantine", *NAP_TABLES):
+        shutil.rmtree(out_dir / table, ignore_errors=True)
+    shutil.rmtree(out_dir / "_state" / "shards", ignore_errors=True)
+    ingest_into(cfg, out_dir, ingest)
 
 
 def discard_stale(out_dir: Path, digest: str) -> None:
@@ -131,11 +147,25 @@ async def run_rounds(
             result.batch_rounds, queue.waiting, result.shards_deferred,
         )  # fmt: skip
         report = await queue.run_round()
+        if queue.budget_error is not None:
+            log.warning("%s (batch jobs already submitted are collected)", queue.budget_error)
+            result.stopped = "budget"
         log.info(
             "batch round %d: %d jobs submitted (%d requests), %d answers collected, %d failed",
             result.batch_rounds, report.submitted_jobs, report.submitted_lines,
             report.collected, report.failed_lines,
         )  # fmt: skip
+
+
+async def _run_then_close(
+    cfg: PipelineConfig, out_dir: Path, clients: Clients, digest: str, result: RunResult
+) -> None:
+    """The shards, then the HTTP connections closed on the loop that opened them."""
+    try:
+        await run_rounds(cfg, out_dir, clients, digest, result, nap_settings(cfg))
+    finally:
+        for client in {id(c.provider): c for c in (clients.teacher, clients.agent)}.values():
+            await client.aclose()
 
 
 def run_pipeline(
@@ -186,7 +216,7 @@ def _run(cfg: PipelineConfig, clients_factory: ClientFactory, *, on_ray: bool) -
     else:
         clients = clients_factory(cfg, out_dir)
         try:
-            asyncio.run(run_rounds(cfg, out_dir, clients, digest, result, nap_settings(cfg)))
+            asyncio.run(_run_then_close(cfg, out_dir, clients, digest, result))
         finally:
             clients.close()
             write_json_atomic(

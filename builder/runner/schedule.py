@@ -34,17 +34,23 @@ class _Stopper:
 
     def __init__(self) -> None:
         self.requested = False
+        self.signalled = False
+        self.abandoned = 0
+        self.forced = False
         self.tasks: set[asyncio.Task[Any]] = set()
 
     def __call__(self, signum: int) -> None:
         name = signal.Signals(signum).name
         if not self.requested:
             self.requested = True
+            self.signalled = True
             log.warning(
                 "%s: finishing the shards in flight, then stopping (again to abandon them)", name
             )
             return
         log.warning("%s again: abandoning the shards in flight; completed shards are kept", name)
+        self.forced = True
+        self.abandoned = len(self.tasks)
         for task in self.tasks:
             task.cancel()
 
@@ -120,8 +126,27 @@ async def run_shards(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         progress.close()
-    if stopper.requested and result.stopped is None:
+    not_started = sum(1 for _ in queue)
+    if stopper.signalled:
+        _describe_interrupt(result, stopper, not_started)
+
+
+def _describe_interrupt(result: RunResult, stopper: _Stopper, not_started: int) -> None:
+    """Say what a signal really did: abandoned shards, unstarted ones, or nothing at all."""
+    if stopper.forced:
         result.stopped = "interrupted"
+        result.stop_detail = (
+            f"interrupted twice: {stopper.abandoned} shard(s) in flight abandoned, "
+            f"{not_started} not started"
+        )
+    elif not_started:
+        result.stopped = result.stopped or "interrupted"
+        result.stop_detail = (
+            f"interrupted: the shards in flight were finished, {not_started} shard(s) not started"
+        )
+    elif result.stopped is None:
+        log.warning("interrupt received after every shard had started: the run completed")
+        result.stop_detail = "interrupt received after every shard had started; run completed"
 
 
 def _settle(task: asyncio.Task[Any], result: RunResult, stopper: _Stopper) -> None:

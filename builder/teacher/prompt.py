@@ -82,9 +82,10 @@ COMPRESSOR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "type": {"type": "string", "enum": ["unchanged", "plain", "code"]},
-        "content": {"anyOf": [_CONTENT["plain"], _CONTENT["code"]]},
+        "content": {"anyOf": [_CONTENT["plain"], _CONTENT["code"], {"type": "null"}]},
     },
-    "required": ["type"],
+    # every property required (content may be null): what OpenAI's strict mode accepts
+    "required": ["type", "content"],
     "additionalProperties": False,
     "anyOf": [_variant(kind) for kind in ("unchanged", "plain", "code")],
 }

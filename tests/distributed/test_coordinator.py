@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from builder.distributed.coordinator import Coordinator, LimitSettings
+from builder.llm.protocol import Usage
 
 
 def settings(**changes: object) -> LimitSettings:
@@ -37,7 +38,8 @@ def test_the_budget_refuses_new_slots_once_spent_cluster_wide() -> None:
         state = Coordinator(settings(max_tokens=100))
         lease, spent = await state.acquire("ep", 10)
         assert spent is None and lease is not None
-        state.spend(80, 30, 0.0)  # reported by any worker
+        state.reserve(0.0, 10)  # a worker's reservation, then its settlement
+        state.settle(0.0, 10, Usage(80, 30), 0.0)
         state.release(lease, 110)
         lease, spent = await state.acquire("other-endpoint", 10)
         assert lease is None and spent is not None and "max_tokens=100" in spent

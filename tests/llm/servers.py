@@ -23,8 +23,9 @@ from typing import Any
 @dataclass(frozen=True)
 class Fault:
     """One scripted misbehaviour: `status` (with headers/body), `slow`, `truncate`,
-    `invalid_json` or `drop`. A body may contain `{auth}`: the key the client sent, echoed back
-    like some real servers do."""
+    `invalid_json`, `drop`, `trickle` (a valid body sent one byte every `delay_s`) or
+    `no_choices` (a 200 with an empty `choices` list). A body may contain `{auth}`: the key
+    the client sent, echoed back like some real servers do."""
 
     kind: str
     status: int = 500
@@ -94,6 +95,8 @@ class FakeAPIServer:
         faults: Iterable[Fault] = (),
         honour_n: bool = True,
         reject_json_schema: int | None = None,  # the status to refuse json_schema with
+        reject_strict: int | None = None,  # the status to refuse json_schema `strict` with
+        reject_max_tokens: bool = False,  # answer `max_tokens` as o-series models do
         text: TextResponder = default_text,
         anthropic_content: Callable[[dict[str, Any], int], list[dict[str, Any]]] | None = None,
         anthropic_usage: dict[str, int] | None = None,
@@ -103,6 +106,8 @@ class FakeAPIServer:
         self.faults: deque[Fault] = deque(faults)
         self.honour_n = honour_n
         self.reject_json_schema = reject_json_schema
+        self.reject_strict = reject_strict
+        self.reject_max_tokens = reject_max_tokens
         self.text = text
         self.anthropic_content = anthropic_content
         self.anthropic_usage = anthropic_usage or {"input_tokens": 10, "output_tokens": 5}
@@ -156,6 +161,14 @@ class FakeAPIServer:
         if self.reject_json_schema and fmt.get("type") == "json_schema":
             detail = "response_format.type: Input should be 'text' or 'json_object'"
             return self.reject_json_schema, {"detail": [{"msg": detail}]}
+        if self.reject_strict and (fmt.get("json_schema") or {}).get("strict"):
+            return self.reject_strict, {"error": {"message": "strict is not supported"}}
+        if self.reject_max_tokens and "max_tokens" in body:
+            message = (
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead."
+            )
+            return 400, {"error": {"message": message, "param": "max_tokens"}}
         return 200, openai_completion(body, number, honour_n=self.honour_n, text=self.text)
 
     def anthropic_answer(self, body: dict[str, Any], number: int) -> tuple[int, dict[str, Any]]:
@@ -220,6 +233,21 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
             elif fault is not None and fault.kind == "invalid_json":
                 self._send(200, b'{"id": "chatcmpl-x", "choices": [{"index": 0,,,}')
                 return
+            elif fault is not None and fault.kind == "trickle":
+                payload = json.dumps(openai_completion(body, number)).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(fault.delay_s)
+                return
+            elif fault is not None and fault.kind == "no_choices":
+                answer = openai_completion(body, number) | {"choices": []}
+                self._send(200, json.dumps(answer).encode())
+                return
             elif fault is not None and fault.kind == "status":
                 auth = self.headers.get("authorization") or self.headers.get("x-api-key") or ""
                 text = fault.body or json.dumps({"error": {"message": f"status {fault.status}"}})
@@ -260,8 +288,13 @@ class AsyncOpenAIServer:
     asyncio, and tracks in-flight requests the same way.
     """
 
-    def __init__(self, *, latency_s: float = 0.0) -> None:
+    def __init__(
+        self, *, latency_s: float = 0.0, text: TextResponder = default_text, record: bool = False
+    ) -> None:
         self.latency_s = latency_s
+        self.text = text
+        self.record = record  # keep request bodies (GET /bodies), for replaying them
+        self.bodies: list[dict[str, Any]] = []
         self.count = 0
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -300,18 +333,22 @@ class AsyncOpenAIServer:
     async def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         self.count += 1
+        number = self.count
+        if self.record:
+            self.bodies.append(body)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
-            return openai_completion(body, self.count)
+            return openai_completion(body, number, text=self.text)
         finally:
             self.in_flight -= 1
             self.intervals.append((started, time.perf_counter()))
 
     def stats(self) -> dict[str, float]:
-        """Served count, peak and time-averaged in-flight requests (also at `GET /stats`)."""
+        """Served count, peak and time-averaged in-flight requests (also at `GET /stats`;
+        `GET /bodies` gives the recorded bodies, `GET /reset` starts a new measurement)."""
         if not self.intervals:
             return {"count": 0, "peak_in_flight": 0, "mean_in_flight": 0.0}
         start = min(a for a, _ in self.intervals)
@@ -344,6 +381,12 @@ class AsyncOpenAIServer:
                 body = json.loads(await reader.readexactly(length) or b"{}")
                 if head.startswith(b"GET /stats"):
                     answer = self.stats()
+                elif head.startswith(b"GET /bodies"):
+                    answer = {"bodies": self.bodies}
+                elif head.startswith(b"GET /reset"):  # a new measurement starts
+                    self.count = self.peak_in_flight = 0
+                    self.intervals, self.bodies = [], []
+                    answer = {"reset": True}
                 else:
                     answer = await self._complete(body)
                 payload = json.dumps(answer).encode()

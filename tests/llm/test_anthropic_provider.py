@@ -129,7 +129,48 @@ def test_n_samples_are_parallel_requests_and_usage_adds_up_with_cache_reads() ->
     assert sorted(c.text for c in response.completions) == ["reply 1", "reply 2", "reply 3"]
     assert (response.usage.prompt_tokens, response.usage.cached_prompt_tokens) == (3 * 370, 900)
     assert response.usage.completion_tokens == 21
+    assert response.usage.cache_write_tokens == 150  # 5-minute writes, priced apart
     assert {c.finish_reason for c in response.completions} == {"end_turn"}
+
+
+def test_teacher_fan_out_caches_the_whole_prompt_and_sends_one_request_first() -> None:
+    """n samples of one prompt and no cache_prefix (the teacher's): the first request writes
+    the whole prompt to the cache, the rest read it."""
+    prompt = (Message("system", "Compress."), Message("user", "the output"))
+    with FakeAPIServer(api="anthropic", latency_s=0.05) as server:
+        complete(server, ChatRequest(prompt, n=4))
+        first_end = server.intervals[0][1]
+        assert min(a for a, _ in server.intervals[1:]) >= first_end
+        assert all(r["messages"][-1]["content"][-1].get("cache_control") for r in server.requests)
+
+
+def test_cache_writes_bill_at_their_ttl_rate_and_reads_at_the_cached_rate() -> None:
+    from builder.llm.anthropic_provider import to_usage
+    from builder.llm.usage import ModelPrice
+
+    usage = to_usage(
+        {
+            "input_tokens": 100,
+            "output_tokens": 10,
+            "cache_read_input_tokens": 1000,
+            "cache_creation_input_tokens": 600,
+            "cache_creation": {"ephemeral_5m_input_tokens": 400, "ephemeral_1h_input_tokens": 200},
+        }
+    )
+    assert (usage.prompt_tokens, usage.cache_write_tokens, usage.cache_write_1h_tokens) == (
+        1700,
+        400,
+        200,
+    )
+    parts = ModelPrice(input=3.0, output=15.0, cached_input=0.3).parts(usage)
+    assert parts == pytest.approx(
+        {
+            "uncached": 100 * 3.0 / 1e6,
+            "cache_read": 1000 * 0.3 / 1e6,
+            "cache_write": (400 * 3.75 + 200 * 6.0) / 1e6,
+            "output": 10 * 15.0 / 1e6,
+        }
+    )
 
 
 def test_with_a_cache_breakpoint_the_first_sample_writes_the_cache_before_the_others_go() -> None:

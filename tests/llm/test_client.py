@@ -97,7 +97,7 @@ def test_budget_in_tokens_stops_new_requests_but_not_cache_hits(tmp_path: Path) 
     budget = Budget(max_tokens=2000)
     client = LLMClient(provider, cache=RequestCache(tmp_path / "c.sqlite"), budget=budget)
     run(client, ask("a"), ask("b"))  # 1100 tokens each: the second crosses the limit
-    with pytest.raises(BudgetExceededError, match="max_tokens=2000"):
+    with pytest.raises(BudgetExceededError, match=r"limits\.budget_tokens=2000"):
         run(client, ask("c"))
     assert provider.calls == 2
     (again,) = run(client, ask("a"))
@@ -106,10 +106,11 @@ def test_budget_in_tokens_stops_new_requests_but_not_cache_hits(tmp_path: Path) 
 
 
 def test_budget_in_usd_stops_new_requests_and_says_how_to_go_on() -> None:
-    provider = ScriptedProvider()
-    client = LLMClient(provider, prices=PRICES, budget=Budget(max_usd=0.002))
+    provider = ScriptedProvider()  # each request costs $0.0022 and reserves 256 x $8/M
+    client = LLMClient(provider, prices=PRICES, budget=Budget(max_usd=0.004))
     run(client, ask("a"))
-    with pytest.raises(BudgetExceededError, match=r"Raise budget.max_usd and rerun"):
+    # spent 0.0022 + a worst case of 0.0020 would pass 0.004: refused before sending
+    with pytest.raises(BudgetExceededError, match=r"Raise it \(--set limits\.budget_usd=\.\.\.\)"):
         run(client, ask("b"))
     assert provider.calls == 1
 

@@ -133,6 +133,14 @@ def test_backoff_doubles_up_to_the_cap_and_retry_after_wins() -> None:
     assert policy.delay(1, 7.5) == 7.5
 
 
+def test_retry_after_is_capped_and_jittered_upwards() -> None:
+    top = RetryPolicy(max_retry_after_s=30.0, jitter=0.5, random=lambda: 0.999999)
+    bottom = RetryPolicy(max_retry_after_s=30.0, jitter=0.5, random=lambda: 0.0)
+    assert top.delay(1, 3600.0) == pytest.approx(45.0, abs=1e-4)  # 30 s cap, +50% at most
+    assert bottom.delay(1, 3600.0) == 30.0
+    assert bottom.delay(1, 2.0) == 2.0 and top.delay(1, 2.0) == pytest.approx(3.0, abs=1e-5)
+
+
 def test_jitter_stays_within_the_configured_fraction() -> None:
     low = RetryPolicy(base_delay_s=2.0, jitter=0.5, random=lambda: 0.999999)
     high = RetryPolicy(base_delay_s=2.0, jitter=0.5, random=lambda: 0.0)

@@ -13,7 +13,7 @@ from builder.llm.openai_provider import PLACEHOLDER_KEY, OpenAIProvider
 from builder.llm.protocol import ChatRequest, ChatResponse
 from builder.teacher.prompt import COMPRESSOR_SCHEMA
 from schemas.trajectories import Message, ToolCall
-from tests.llm.servers import FakeAPIServer, status
+from tests.llm.servers import FakeAPIServer, Fault, status
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 TOOLS = (
@@ -119,6 +119,24 @@ def test_a_server_that_ignores_n_gets_one_seeded_request_per_sample() -> None:
     assert len(second.completions) == 3
 
 
+def test_a_reply_with_no_choices_is_retried_as_such_without_switching_modes() -> None:
+    request = ChatRequest((Message("user", "hi"),), n=3)
+    with FakeAPIServer(faults=[Fault("no_choices")]) as server:
+        provider = OpenAIProvider("gpt-test", base_url=server.base_url)
+
+        async def twice() -> tuple[TransientLLMError, bool | None, ChatResponse]:
+            with pytest.raises(TransientLLMError, match="0 choices for n=3") as caught:
+                await provider.complete(request)
+            seen = provider.capabilities.n
+            return caught.value, seen, await provider.complete(request)
+
+        error, seen, response = asyncio.run(twice())
+        assert error.kind == "few_choices"
+        assert seen is None  # not "ignores n" for the rest of the run
+        assert server.count == 2 and server.requests[1]["n"] == 3
+    assert len(response.completions) == 3 and provider.capabilities.n is True
+
+
 def test_a_server_that_honours_n_is_recorded_as_such() -> None:
     with FakeAPIServer() as server:
         provider = OpenAIProvider("gpt-test", base_url=server.base_url)
@@ -139,6 +157,70 @@ def test_json_schema_is_asked_first_and_recorded_when_accepted() -> None:
         }
     assert provider.capabilities.response_format == "json_schema"
     assert json.loads(response.completions[0].text) == {"ok": True}
+
+
+STRICT = {
+    "type": "object",
+    "properties": {"ok": {"anyOf": [{"type": "boolean"}, {"type": "null"}]}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
+
+
+def test_a_strict_compatible_schema_is_sent_strict_and_that_is_recorded() -> None:
+    request = ChatRequest((Message("user", "ok?"),), json_schema=STRICT)
+    with FakeAPIServer(text=lambda body, i, n: '{"ok": true}') as server:
+        provider = OpenAIProvider("gpt-test", base_url=server.base_url)
+        complete(provider, request)
+        assert server.requests[0]["response_format"]["json_schema"]["strict"] is True
+    assert provider.capabilities.response_format == "json_schema_strict"
+
+
+def test_a_server_refusing_strict_gets_plain_json_schema_from_then_on() -> None:
+    request = ChatRequest((Message("user", "ok?"),), json_schema=STRICT)
+    with FakeAPIServer(reject_strict=400) as server:
+        provider = OpenAIProvider("gpt-test", base_url=server.base_url)
+        complete_twice(provider, request)
+        sent = [r["response_format"]["json_schema"].get("strict") for r in server.requests]
+        assert sent == [True, None, None]
+    assert provider.capabilities.response_format == "json_schema"
+
+
+def test_the_compressor_schema_is_strict_compatible() -> None:
+    from builder.llm.openai_provider import is_strict_compatible
+    from builder.teacher.prompt import COMPRESSOR_SCHEMA
+
+    assert is_strict_compatible(COMPRESSOR_SCHEMA)
+    assert not is_strict_compatible(SCHEMA)  # no additionalProperties: false
+
+
+def test_a_model_that_rejects_max_tokens_gets_max_completion_tokens_from_then_on() -> None:
+    request = ChatRequest((Message("user", "hi"),), max_tokens=50)
+    with FakeAPIServer(reject_max_tokens=True) as server:
+        provider = OpenAIProvider("o3-test", base_url=server.base_url)
+        complete_twice(provider, request)
+        assert ["max_tokens" in r for r in server.requests] == [True, False, False]
+        assert server.requests[2]["max_completion_tokens"] == 50
+    assert provider.capabilities.max_tokens_param == "max_completion_tokens"
+
+
+def test_insufficient_quota_stops_instead_of_waiting() -> None:
+    from builder.errors import QuotaExceededError
+
+    body = json.dumps(
+        {
+            "error": {
+                "message": "You exceeded your current quota",
+                "type": "insufficient_quota",
+                "code": "insufficient_quota",
+            }
+        }
+    )
+    with FakeAPIServer(faults=[status(429, body, retry_after="20")]) as server:
+        provider = OpenAIProvider("gpt-test", base_url=server.base_url)
+        with pytest.raises(QuotaExceededError, match="no quota or credit left"):
+            complete(provider, ChatRequest((Message("user", "hi"),)))
+        assert server.count == 1
 
 
 @pytest.mark.parametrize("refusal", [422, 400, 500])

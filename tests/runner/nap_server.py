@@ -116,12 +116,20 @@ def run_config(corpus: Path, base_url: str, out: Path, **extra: Any) -> str:
     return json.dumps(config)  # JSON is YAML
 
 
-def serve_forever(latency_s: float) -> None:
-    """Run the scripted endpoint in its own process (benchmarks: no GIL shared with the run)."""
+def serve_forever(latency_s: float, fast: bool = False) -> None:
+    """Run the scripted endpoint in its own process (benchmarks: no GIL shared with the run).
+    `fast`: the asyncio server (keeps up with hundreds of requests/s, records bodies)."""
     import sys
     import threading
 
-    with nap_server(latency_s) as server:
+    from tests.llm.servers import AsyncOpenAIServer
+
+    server = (
+        AsyncOpenAIServer(latency_s=latency_s, text=nap_text, record=True)
+        if fast
+        else nap_server(latency_s)
+    )
+    with server:
         print(f"PORT {server.port}", flush=True)
         sys.stdin.read()  # until the parent closes our stdin
         threading.Event().set()
@@ -132,4 +140,6 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.0)
-    serve_forever(parser.parse_args().latency)
+    parser.add_argument("--fast", action="store_true")
+    args = parser.parse_args()
+    serve_forever(args.latency, args.fast)

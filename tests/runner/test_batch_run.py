@@ -109,3 +109,29 @@ def test_kill_9_between_submit_and_collect_then_resume_submits_nothing_twice(
     assert _tables(tmp_path / "online") == _tables(tmp_path / "batch")
     jobs = json.loads((tmp_path / "batch" / "report.json").read_text())["usage"]
     assert jobs["total"]["cost_usd"] > 0
+
+
+def test_a_batch_run_stops_at_its_budget_reserved_at_batch_prices_and_a_raise_resumes(
+    tmp_path: Path, corpus: Path
+) -> None:
+    with BatchAPIServer(FakeAPIServer(text=nap_text)) as batch:
+        small = ["teacher.max_tokens=16", "agent.max_tokens=16"]  # worst case near the real cost
+        path = _config(tmp_path, corpus, batch.openai_url, "batch", batch=True)
+        full = run_pipeline(load_config(path, small), config_path=path)
+        full_cost = full.report["usage"]["total"]["cost_usd"]
+        budget = full_cost / 2
+        capped = tmp_path / "capped.yaml"
+        capped.write_text(
+            run_config(corpus, batch.openai_url, tmp_path / "capped", prices=PRICES,
+                       teacher={"batch": True}, agent={"batch": True},
+                       limits={"batch_poll_s": 0.02, "budget_usd": budget})
+        )  # fmt: skip
+        stopped = run_pipeline(load_config(capped, small), config_path=capped)
+        ledger = json.loads((tmp_path / "capped" / "_state" / "budget.json").read_text())
+        assert stopped.stopped == "budget" and stopped.exit_code == 3
+        assert 0 < ledger["spent_usd"] <= budget + ledger["largest_reservation_usd"]
+        raised = run_pipeline(
+            load_config(capped, [*small, f"limits.budget_usd={full_cost * 2}"]), config_path=capped
+        )
+    assert raised.exit_code == 0
+    assert _tables(tmp_path / "capped") == _tables(tmp_path / "batch")

@@ -16,11 +16,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from builder.errors import NapError
+from builder.errors import BudgetExceededError, NapError
 from builder.llm.batch.backend import BatchBackend, Line
 from builder.llm.batch.ledger import BatchLedger, JobRow
+from builder.llm.budget import Budget, Reservation
 from builder.llm.cache import RequestCache
 from builder.llm.protocol import ChatRequest, ChatResponse
+
+# (role, request) -> worst-case (USD at batch prices, tokens) of a request, for the budget
+WorstCase = Callable[[str, ChatRequest], tuple[float, int]]
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +58,19 @@ class BatchQueue:
         backends: dict[str, BatchBackend],
         *,
         poll: PollPolicy | None = None,
-        on_answer: Callable[[str, str, ChatResponse], None] | None = None,
+        on_answer: Callable[[str, str, ChatResponse], float] | None = None,
+        budget: Budget | None = None,
+        worst_case: WorstCase | None = None,
     ) -> None:
         self.ledger = ledger
         self.cache = cache
         self.backends = backends  # role -> backend
         self.poll_policy = poll or PollPolicy()
-        self.on_answer = on_answer  # (role, stage, response): accounting at batch prices
+        self.on_answer = on_answer  # (role, stage, response) -> USD at batch prices
+        self.budget = budget
+        self.worst_case = worst_case
+        self.budget_error: BudgetExceededError | None = None  # set when a reservation failed
+        self._reservations: dict[str, Reservation] = {}
         self._deferred: dict[str, dict[str, ChatRequest]] = {role: {} for role in backends}
         self._requests: dict[str, ChatRequest] = {}
         self._stages: dict[str, str] = {}
@@ -99,7 +109,9 @@ class BatchQueue:
             fresh = [
                 (key, request)
                 for key, request in deferred.items()
-                if key not in pending and self.cache.get(key) is None
+                if key not in pending
+                and self.cache.get(key) is None
+                and self._reserve(role, key, request)
             ]
             for chunk in _chunks(backend, fresh, self.ledger):
                 handle = self.ledger.record_intent(
@@ -111,6 +123,24 @@ class BatchQueue:
                 report.submitted_lines += len(chunk)
                 report.jobs.append(job_id)
                 log.info("batch %s (%s, %d requests) submitted", job_id, role, len(chunk))
+
+    def _reserve(self, role: str, key: str, request: ChatRequest) -> bool:
+        """Hold the request's worst case at batch prices; False once the budget refuses."""
+        if self.budget is None or self.worst_case is None or self.budget_error is not None:
+            return self.budget_error is None
+        usd, tokens = self.worst_case(role, request)
+        try:
+            self._reservations[key] = self.budget.reserve(usd, tokens)
+        except BudgetExceededError as exc:
+            self.budget_error = exc
+            return False
+        return True
+
+    def _settle(self, key: str, response: ChatResponse | None, cost: float) -> None:
+        if self.budget is None:
+            return
+        reservation = self._reservations.pop(key, Reservation(0.0, 0))
+        self.budget.settle(reservation, None if response is None else response.usage, cost)
 
     async def _recover(self, report: RoundReport) -> None:
         """Jobs recorded as `submitting` when the last run died: found again, or freed."""
@@ -159,6 +189,7 @@ class BatchQueue:
             answers = [outcomes[c].body or {} for _, c in sorted(samples)] if answered else []
             if not answered or not self._store(job.role, key, answers, report):
                 states.update({c: "failed" for _, c in samples})  # asked again when needed
+                self._settle(key, None, 0.0)
         self.ledger.record_lines(states)
         failed = sum(1 for s in states.values() if s == "failed")
         report.failed_lines += failed
@@ -182,8 +213,10 @@ class BatchQueue:
             return False
         self.cache.put(key, response)
         report.collected += 1
+        cost = 0.0
         if self.on_answer is not None:
-            self.on_answer(role, self._stages.get(key, role), response)
+            cost = self.on_answer(role, self._stages.get(key, role), response)
+        self._settle(key, response, cost)
         return True
 
 

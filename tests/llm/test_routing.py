@@ -8,11 +8,11 @@ from collections import Counter
 
 from builder.config import validate_config
 from builder.llm.client import LLMClient
-from builder.llm.endpoints import RoutedProvider
 from builder.llm.factory import build_clients
 from builder.llm.limits import RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
 from builder.llm.protocol import ChatRequest
+from builder.llm.routing import RoutedProvider
 from schemas.trajectories import Message
 from tests.llm.servers import FakeAPIServer
 

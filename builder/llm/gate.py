@@ -1,0 +1,110 @@
+"""What every HTTP request of a logical request passes through: its concurrency slot and rate
+limits, then its budget reservation, then a total deadline.
+
+A logical request with n samples may be n HTTP requests (Anthropic has no `n`; some OpenAI-
+compatible servers ignore it). Limits count what the endpoint sees, so providers that fan out
+open one `gate.http(samples)` per HTTP request; the client opens one around providers that
+do not (the embedded model, fakes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from builder.errors import TransientLLMError
+from builder.llm.budget import Budget, Reservation
+from builder.llm.limits import EndpointLimits
+from builder.llm.protocol import ChatRequest, Usage
+
+DEFAULT_COMPLETION_ESTIMATE = 256  # tokens per sample assumed when max_tokens is not set
+CHARS_PER_TOKEN_WORST = 3  # prompt estimate for reservations: code and JSON run near 3
+
+
+def prompt_estimate(request: ChatRequest, chars_per_token: int = 4) -> int:
+    """A cheap estimate of the prompt's tokens from its characters."""
+    chars = sum(len(m.content) + len(m.content_parts or "") for m in request.messages)
+    return chars // chars_per_token
+
+
+def estimate_tokens(request: ChatRequest) -> int:
+    """Prompt plus every sample's `max_tokens`, for the TPM limiter."""
+    return prompt_estimate(request) + request.n * (
+        request.max_tokens or DEFAULT_COMPLETION_ESTIMATE
+    )
+
+
+@dataclass
+class Sent:
+    """Filled by the provider inside `gate.http`: what the endpoint reported."""
+
+    usage: Usage | None = None
+
+
+class Gate:
+    """The gate of one logical request (built by `LLMClient` per attempt)."""
+
+    def __init__(
+        self,
+        request: ChatRequest,
+        limits: EndpointLimits,
+        budget: Budget | None,
+        worst_case_usd: Callable[[int, int], float],
+        cost_usd: Callable[[Usage], float],
+        deadline_s: float | None,
+    ) -> None:
+        self.request = request
+        self.limits = limits
+        self.budget = budget
+        self.worst_case_usd = worst_case_usd
+        self.cost_usd = cost_usd
+        self.deadline_s = deadline_s
+        self.http_requests = 0
+        self._prompt = prompt_estimate(request)
+        self._prompt_worst = prompt_estimate(request, CHARS_PER_TOKEN_WORST)
+
+    @asynccontextmanager
+    async def http(self, samples: int) -> AsyncIterator[Sent]:
+        """Hold a slot and a reservation for one HTTP request asking for `samples` samples."""
+        per_sample = self.request.max_tokens or DEFAULT_COMPLETION_ESTIMATE
+        estimate = self._prompt + samples * per_sample
+        await self.limits.acquire(estimate)
+        sent = Sent()
+        reservation: Reservation | None = None
+        try:
+            if self.budget is not None:  # after the slot: queued requests have not passed it
+                worst = self._prompt_worst + samples * per_sample
+                reservation = self.budget.reserve(
+                    self.worst_case_usd(self._prompt_worst, samples * per_sample), worst
+                )
+            self.http_requests += 1
+            try:
+                async with asyncio.timeout(self.deadline_s):
+                    yield sent
+            except TimeoutError:
+                raise TransientLLMError(
+                    f"no complete answer within the request deadline of {self.deadline_s:g} s "
+                    "(limits.timeout_s)",
+                    kind="timeout",
+                ) from None
+        finally:
+            actual = None if sent.usage is None else sent.usage.prompt_tokens
+            if actual is not None and sent.usage is not None:
+                actual += sent.usage.completion_tokens
+            self.limits.release(estimate, actual)
+            if reservation is not None and self.budget is not None:
+                usage = sent.usage
+                self.budget.settle(reservation, usage, self.cost_usd(usage) if usage else 0.0)
+
+
+class NoGate:
+    """For a provider called directly (tests, tools): no limits, no budget, no deadline."""
+
+    http_requests = 0
+
+    @asynccontextmanager
+    async def http(self, samples: int) -> AsyncIterator[Sent]:
+        self.http_requests += 1
+        yield Sent()
