@@ -42,7 +42,7 @@ def test_the_budget_refuses_new_slots_once_spent_cluster_wide() -> None:
         state.settle(0.0, 10, Usage(80, 30), 0.0)
         state.release(lease, 110)
         lease, spent = await state.acquire("other-endpoint", 10)
-        assert lease is None and spent is not None and "max_tokens=100" in spent
+        assert lease is None and spent is not None and "budget_tokens=100" in spent
         assert state.stats()["spent_tokens"] == 110
 
     asyncio.run(scenario())
