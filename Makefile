@@ -46,6 +46,7 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_run.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_scrub.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_ray.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_likelihood.py
 
 clean:
 	rm -rf out .bench .pytest_cache .mypy_cache .ruff_cache

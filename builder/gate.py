@@ -1,7 +1,12 @@
-"""The NAP gate: aggregate a candidate's similarities to the references and compare with θ."""
+"""The NAP gate: aggregate a candidate's similarities to the references and compare with θ.
+
+In likelihood mode the "similarity" to a reference is `likelihood_similarity` of how much the
+candidate lowers the reference action's log-probability (`likelihood_delta`).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -24,3 +29,50 @@ def aggregate(
 
 def passes(score: float, threshold: float = 0.65) -> bool:
     return score >= threshold
+
+
+LikelihoodScore = Literal["mean", "sum", "grounded"]
+Scored = Sequence[tuple[str, float]]  # (token text, log-probability) of an action's tokens
+
+
+def likelihood_delta(
+    with_candidate: Scored,
+    raw: Scored,
+    how: LikelihoodScore = "mean",
+    observation: str = "",
+    elsewhere: str = "",
+) -> float:
+    """How much a candidate changes the log-probability of one reference action (nats;
+    negative = less likely than with the raw observation).
+
+    `mean` is per token, `sum` over the action; `grounded` is the mean over the tokens that
+    occur in the raw `observation` but not `elsewhere` in the context (the information only
+    this observation holds), and `mean` when no token is grounded. Token lists may differ in
+    length where the tokenizer merged differently at the boundary; means are taken per list.
+    """
+    if how == "sum":
+        return sum(v for _, v in with_candidate) - sum(v for _, v in raw)
+    if how == "grounded":
+        picked_c = [v for t, v in with_candidate if grounded(t, observation, elsewhere)]
+        picked_r = [v for t, v in raw if grounded(t, observation, elsewhere)]
+        if picked_c and picked_r:
+            return _mean(picked_c) - _mean(picked_r)
+    return _mean([v for _, v in with_candidate]) - _mean([v for _, v in raw])
+
+
+def grounded(token: str, observation: str, elsewhere: str) -> bool:
+    """A token (2+ characters, not only punctuation) seen in the observation and nowhere else."""
+    text = token.strip()
+    if len(text) < 2 or not any(c.isalnum() for c in text):
+        return False
+    return text in observation and text not in elsewhere
+
+
+def likelihood_similarity(delta: float) -> float:
+    """A delta as a [0, 1] score the gate aggregates like a similarity: min(1, exp(delta)),
+    the probability ratio (per token for `mean`, of the whole action for `sum`), capped."""
+    return 1.0 if delta >= 0 else math.exp(delta)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

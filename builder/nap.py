@@ -8,20 +8,22 @@ share the context prefix and are issued back to back, so prefix caches hit.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from builder.agent_actions import parse_reply, without_focus
+from builder.control import REUSED, control_mode, control_row, reused_control_input
 from builder.formats.base import FormatAdapter
 from builder.gate import Aggregate, aggregate, passes
+from builder.llm.likelihood import Scorer
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
 from builder.replay import agent_context, shared_prefix_length, tools_of
 from builder.select import judge_order, preference_pairs, select
 from builder.teacher.candidates import build_candidates
 from builder.teacher.prompt import PROMPT_VERSION, build_prompt, teacher_request
 from schemas.candidates import CandidateRecord
-from schemas.judgements import JudgementRecord
+from schemas.judgements import CONTROL_INDEX, JudgementRecord
 from schemas.preferences import PreferenceRecord
 from schemas.references import ReferenceRecord
 from schemas.steps import Action, StepRecord
@@ -29,6 +31,7 @@ from schemas.supervision import SupervisionRecord
 from schemas.trajectories import TrajectoryRecord
 
 Similarity = Callable[[Action, Action], float]
+JudgeOne = Callable[[CandidateRecord, int], Awaitable[tuple[JudgementRecord, int]]]
 
 
 class Completer(Protocol):
@@ -63,6 +66,22 @@ class NapSettings:
     exhaustive: bool = False
     max_preference_pairs: int | None = 4  # None: every passing x failing pair
     seed: int = 0
+    gate_mode: str = "generate"  # generate | likelihood
+    likelihood_score: str = "mean"  # mean | sum | grounded
+    likelihood_threshold: float = 0.5
+    control: str = "auto"  # auto | judged
+    control_floor: float = 0.5
+
+    @property
+    def control_mode(self) -> str:
+        """How this run's control is obtained (`builder.control.control_mode`)."""
+        return control_mode(
+            self.control,
+            self.reference_mode,
+            self.reference_samples,
+            self.reference_temperature,
+            self.agent_temperature,
+        )
 
 
 @dataclass
@@ -73,7 +92,8 @@ class StepResult:
     supervision: list[SupervisionRecord] = field(default_factory=list)
     preferences: list[PreferenceRecord] = field(default_factory=list)
     dropped: str | None = None  # why the step produced no supervision
-    agent_requests: int = 0  # references and judgements
+    agent_requests: int = 0  # references, judgements and the control
+    control_requests: int = 0
     judge_requests: int = 0
     judge_requests_exhaustive: int = 0  # judging every unique valid candidate once
 
@@ -220,13 +240,8 @@ async def references_for(
     ]
 
 
-async def judge(
-    job: StepJob,
-    agent: Completer,
-    order: Sequence[CandidateRecord],
-    references: Sequence[Action],
-    settings: NapSettings,
-    similarity: Similarity,
+async def judge_waves(
+    order: Sequence[CandidateRecord], settings: NapSettings, judge_one: JudgeOne
 ) -> tuple[list[JudgementRecord], int]:
     """Judge candidates shortest-first in waves of the passes still needed, stopping once
     `max_per_step` have passed (all of them when `exhaustive`). Returns rows and requests sent."""
@@ -238,45 +253,121 @@ async def judge(
         width = len(order) - position if settings.exhaustive else settings.max_per_step - passed
         wave = order[position : position + width]
         outcomes = await asyncio.gather(
-            *(
-                sample_actions(
-                    job,
-                    agent,
-                    c.rendered,
-                    n=1,
-                    temperature=settings.agent_temperature,
-                    stage="judgements",
-                    settings=settings,
-                )
-                for c in wave
-            )
+            *(judge_one(c, position + offset) for offset, c in enumerate(wave))
         )
-        for offset, (candidate, outcome) in enumerate(zip(wave, outcomes, strict=True)):
-            reply, action, attempts = outcome[0]
-            requests += attempts
-            sims = [similarity(action, ref) for ref in references] if action is not None else []
-            score = aggregate(sims, settings.aggregate, settings.top_k)
-            ok = action is not None and passes(score, settings.threshold)
-            passed += ok
-            rows.append(
-                JudgementRecord(
-                    job.step.trajectory_id,
-                    job.step.step_index,
-                    candidate.candidate_index,
-                    position + offset,
-                    agent.provider.model,
-                    reply,
-                    action,
-                    action is None,
-                    attempts,
-                    sims,
-                    score,
-                    ok,
-                    settings.similarity,
-                )
-            )
+        for row, sent in outcomes:
+            rows.append(row)
+            requests += sent
+            passed += row.passed
         position += len(wave)
     return rows, requests
+
+
+async def generate_verdict(
+    job: StepJob,
+    agent: Completer,
+    rendered: str,
+    index: tuple[int, int],
+    references: Sequence[Action],
+    settings: NapSettings,
+    similarity: Similarity,
+) -> tuple[JudgementRecord, int]:
+    """The agent's action with `rendered` in place, gated against the references.
+    `index` is (candidate_index, judge_order)."""
+    [(reply, action, attempts)] = await sample_actions(
+        job,
+        agent,
+        rendered,
+        n=1,
+        temperature=settings.agent_temperature,
+        stage="judgements",
+        settings=settings,
+    )
+    return _verdict(
+        job, index, agent.provider.model, reply, action, attempts, references, settings, similarity
+    ), attempts
+
+
+def _verdict(
+    job: StepJob,
+    index: tuple[int, int],
+    model: str | None,
+    reply: str | None,
+    action: Action | None,
+    attempts: int,
+    references: Sequence[Action],
+    settings: NapSettings,
+    similarity: Similarity,
+) -> JudgementRecord:
+    sims = [similarity(action, ref) for ref in references] if action is not None else []
+    score = aggregate(sims, settings.aggregate, settings.top_k)
+    ok = action is not None and passes(score, settings.threshold)
+    return JudgementRecord(
+        job.step.trajectory_id,
+        job.step.step_index,
+        index[0],
+        index[1],
+        model,
+        reply,
+        action,
+        action is None,
+        attempts,
+        sims,
+        score,
+        ok,
+        settings.similarity,
+    )
+
+
+async def judge(
+    job: StepJob,
+    agent: Completer,
+    order: Sequence[CandidateRecord],
+    references: Sequence[Action],
+    settings: NapSettings,
+    similarity: Similarity,
+) -> tuple[list[JudgementRecord], int]:
+    """Generate-mode judging of `order` (see `judge_waves`)."""
+
+    async def one(candidate: CandidateRecord, position: int) -> tuple[JudgementRecord, int]:
+        rendered = candidate.rendered or ""
+        index = (candidate.candidate_index, position)
+        return await generate_verdict(job, agent, rendered, index, references, settings, similarity)
+
+    return await judge_waves(order, settings, one)
+
+
+async def control_for(
+    job: StepJob,
+    agent: Completer,
+    references: Sequence[ReferenceRecord],
+    settings: NapSettings,
+    similarity: Similarity,
+) -> tuple[JudgementRecord | None, int]:
+    """The step's control row (the raw observation judged as `unchanged`) and requests sent."""
+    index = (CONTROL_INDEX, CONTROL_INDEX)
+    if settings.control_mode == REUSED:
+        reused = reused_control_input(references)
+        if reused is None:
+            return None, 0
+        sample, others = reused
+        row = _verdict(
+            job,
+            index,
+            sample.agent_model,
+            sample.reply,
+            sample.action,
+            0,
+            others,
+            settings,
+            similarity,
+        )
+        return control_row(row), 0
+    actions = [r.action for r in references if r.action is not None]
+    row, sent = await generate_verdict(
+        job, agent, job.step.observation, index, actions, settings, similarity
+    )
+    return control_row(row), sent
 
 
 async def process_step(
@@ -285,8 +376,10 @@ async def process_step(
     agent: Completer,
     settings: NapSettings,
     similarity: Similarity,
+    scorer: Scorer | None = None,
 ) -> StepResult:
-    """Everything NAP does for one eligible step; tables rows come back, nothing is written."""
+    """Everything NAP does for one eligible step; tables rows come back, nothing is written.
+    `scorer` gives prompt log-probabilities; only `gate_mode="likelihood"` needs it."""
     candidates, references = await asyncio.gather(
         teacher_candidates(job, teacher, settings),
         references_for(job, agent, settings, similarity),
@@ -299,9 +392,22 @@ async def process_step(
     if not actions:
         result.dropped = "no_reference_action"
     else:
-        result.judgements, sent = await judge(job, agent, order, actions, settings, similarity)
+        if settings.gate_mode == "likelihood":
+            from builder.nap_likelihood import likelihood_judge  # it builds on this module
+
+            if scorer is None:
+                raise ValueError("gate_mode 'likelihood' needs a scorer (prompt log-probabilities)")
+            judged = likelihood_judge(job, scorer, order, references, settings)
+        else:
+            judged = judge(job, agent, order, actions, settings, similarity)
+        (result.judgements, sent), (control, control_sent) = await asyncio.gather(
+            judged, control_for(job, agent, references, settings, similarity)
+        )
         result.judge_requests = sent
-        result.agent_requests += sent
+        result.control_requests = control_sent
+        result.agent_requests += sent + control_sent
+        if control is not None:
+            result.judgements.append(control)
     system, prompt = compressor_prompt(job)
     selection = select(
         job.step,

@@ -13,6 +13,9 @@ Decisions (all deterministic, so reruns give the same rows):
   `source="fallback"`, rendered = raw, similarity and length reward null. The fallback needs
   a reference action (the agent acting on the raw observation): without one nothing supports
   even `unchanged`, and the step is dropped as `no_reference_action`.
+- The control row of a step (`is_control`, the raw observation judged to measure the judge)
+  is never a target nor half of a preference pair; only `fallback="unchanged"` emits the
+  raw observation, and then as its own fallback row.
 - Preference pairs: chosen = passing, rejected = failing judged candidates of the step, both in
   judge order, paired along diagonals (so the first pairs use distinct candidates) and capped.
   Format-error judgements are not used as rejected by default: they say more about the agent
@@ -165,10 +168,12 @@ def _of_step(step: StepRecord, rows: Iterable[_Row]) -> list[_Row]:
 
 
 def _first_judgements(judgements: Iterable[JudgementRecord]) -> dict[int, JudgementRecord]:
-    """One judgement per candidate: the earliest judged, should a candidate appear twice."""
+    """One judgement per candidate: the earliest judged, should a candidate appear twice.
+    Control rows are not candidates: they never become targets or preference pairs."""
     first: dict[int, JudgementRecord] = {}
     for j in sorted(judgements, key=lambda j: j.judge_order):
-        first.setdefault(j.candidate_index, j)
+        if not j.is_control:
+            first.setdefault(j.candidate_index, j)
     return first
 
 

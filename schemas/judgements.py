@@ -1,4 +1,11 @@
-"""`judgements` table: the agent's action with a candidate in place, and the NAP gate verdict."""
+"""`judgements` table: the agent's action with a candidate in place, and the NAP gate verdict.
+
+Two kinds of rows: candidate rows, and one control row per judged step (`is_control`,
+`candidate_index` = `CONTROL_INDEX`): the raw observation judged as an `unchanged` control, which
+measures whether the agent reproduces its reference at all. `gate_mode` says how the verdict was
+reached: `generate` (the agent's action compared by similarity) or `likelihood` (`scores` holds
+one log-probability score per reference, `similarities` its capped exponential).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +32,9 @@ JUDGEMENT_SCHEMA = with_version(
             pa.field("aggregate", pa.float64()),
             pa.field("passed", pa.bool_(), nullable=False),
             pa.field("similarity", pa.string()),  # name of the similarity used
+            pa.field("is_control", pa.bool_(), nullable=False),
+            pa.field("gate_mode", pa.string(), nullable=False),  # generate | likelihood
+            pa.field("scores", pa.list_(pa.float64())),  # likelihood: one per reference, nats
         ]
     ),
     "judgements",
@@ -46,3 +56,10 @@ class JudgementRecord:
     aggregate: float = 0.0
     passed: bool = False
     similarity: str = "semantic"
+    is_control: bool = False
+    gate_mode: str = "generate"
+    scores: list[float] | None = None
+
+
+CONTROL_INDEX = -1
+"""`candidate_index` (and `judge_order`) of the control row: no candidate has it."""

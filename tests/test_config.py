@@ -115,7 +115,8 @@ def test_an_unknown_key_names_it_and_lists_the_valid_keys(minimal: Path) -> None
         load_config(minimal, ["gate.thresold=0.7"])
     message = str(override.value)
     assert "'gate.thresold'" in message
-    assert "aggregate, similarity, threshold, top_k" in message
+    assert "aggregate, control, control_floor, likelihood_api" in message
+    assert "mode, similarity, threshold, top_k" in message
     in_file = _config(minimal.parent, "inputs: [a/]\nteacher: {sampels: 3}\n", "typo.yaml")
     with pytest.raises(ConfigError) as from_file:
         load_config(in_file)
@@ -303,3 +304,51 @@ def test_publish_licence_and_visibility_settings(minimal: Path) -> None:
     )
     assert other.publish.license_link == "LICENSE.md"
     assert load_config(minimal, ["publish.private=false"]).publish.private is False
+
+
+@pytest.mark.parametrize(
+    ("agent", "named"),
+    [
+        ("agent.provider=anthropic", "'anthropic' offers none"),
+        ("agent.provider=openai", "OpenAI chat API"),
+        ("agent.provider=local-server", "llama.cpp server"),
+        ("agent.base_url=http://127.0.0.1:8000/v1", "gate.likelihood_api"),
+    ],
+)
+def test_likelihood_on_an_endpoint_without_prompt_logprobs_names_the_key(
+    minimal: Path, agent: str, named: str
+) -> None:
+    overrides = ["gate.mode=likelihood", agent]
+    if "base_url" in agent:
+        overrides.append("agent.provider=openai")
+    with pytest.raises(ConfigError) as error:
+        load_config(minimal, overrides)
+    assert "gate.mode: likelihood" in str(error.value) and named in str(error.value)
+
+
+def test_likelihood_settings_load_where_prompt_logprobs_exist(minimal: Path) -> None:
+    cfg = load_config(minimal, ["gate.mode=likelihood", "agent.provider=local"])
+    assert (cfg.gate.likelihood_score, cfg.gate.likelihood_threshold) == ("mean", 0.5)
+    served = load_config(
+        minimal,
+        [
+            "gate.mode=likelihood",
+            "agent.provider=openai",
+            "agent.base_url=http://127.0.0.1:8000/v1",
+            "gate.likelihood_api=sglang",
+            "gate.likelihood_score=grounded",
+            "gate.control_floor=0.9",
+        ],
+    )
+    assert served.gate.likelihood_api == "sglang" and served.gate.control_floor == 0.9
+    assert load_config(minimal).gate.mode == "generate"
+
+
+def test_the_control_floor_leaves_the_hash_the_control_and_gate_mode_do_not(minimal: Path) -> None:
+    base = config_hash(load_config(minimal))
+    assert config_hash(load_config(minimal, ["gate.control_floor=0.9"])) == base
+    assert config_hash(load_config(minimal, ["gate.control=judged"])) != base
+    likely = ["gate.mode=likelihood", "agent.provider=local"]
+    assert config_hash(load_config(minimal, likely)) != config_hash(
+        load_config(minimal, ["agent.provider=local"])
+    )

@@ -90,7 +90,10 @@ def test_judgements_go_shortest_first_and_gate_on_similarity() -> None:
         (1, 0, "ls -la", [0.0, 0.0], 0.0, False),  # the plain summary hides the traceback
         (2, 1, LOGGED_NEXT, [1.0, 1.0], 1.0, True),
         (0, 2, LOGGED_NEXT, [1.0, 1.0], 1.0, True),
+        (-1, -1, LOGGED_NEXT, [1.0, 1.0], 1.0, True),  # the control: the raw observation
     ]
+    assert [j.is_control for j in result.judgements] == [False, False, False, True]
+    assert {j.gate_mode for j in result.judgements} == {"generate"}
 
 
 def test_supervision_rows_are_the_shortest_passers_with_length_reward() -> None:
@@ -127,7 +130,7 @@ def test_early_exit_gives_the_same_supervision_as_exhaustive_for_fewer_requests(
         assert early_requests <= full_requests
     early, early_requests = run(dataclasses.replace(SETTINGS, max_per_step=1))
     full, full_requests = run(dataclasses.replace(SETTINGS, max_per_step=1, exhaustive=True))
-    assert [j.candidate_index for j in early.judgements] == [1, 2]
+    assert [j.candidate_index for j in early.judgements] == [1, 2, -1]  # -1: the control
     assert early_requests == full_requests - 1 and early.agent_requests == full.agent_requests - 1
 
 
@@ -136,7 +139,11 @@ def test_a_step_where_nothing_passes_is_dropped_or_falls_back_to_unchanged() -> 
     settings = dataclasses.replace(SETTINGS, teacher_samples=2)
     dropped, _ = run(settings, lossy)
     assert dropped.supervision == [] and dropped.dropped == "no_candidate_passed"
-    assert [j.passed for j in dropped.judgements] == [False, False]
+    assert [(j.passed, j.is_control) for j in dropped.judgements] == [
+        (False, False),
+        (False, False),
+        (True, True),  # the raw observation reproduces the reference: only the control passes
+    ]
     fallback, _ = run(dataclasses.replace(settings, fallback="unchanged"), lossy)
     [row] = fallback.supervision
     assert (row.candidate_index, row.is_fallback, row.target, row.similarity) == (
@@ -153,7 +160,9 @@ def test_logged_reference_mode_sends_no_reference_request() -> None:
     assert [(r.mode, r.action.command if r.action else None) for r in result.references] == [
         ("logged", LOGGED_NEXT)
     ]
-    assert requests == 1 + 2  # the teacher, then two judged candidates; no reference request
+    # the teacher, two judged candidates and the control; no reference request
+    assert requests == 1 + 2 + 1
+    assert result.control_requests == 1 and result.judgements[-1].is_control
 
 
 def test_format_errors_are_retried_then_recorded() -> None:

@@ -39,6 +39,7 @@ HASH_EXCLUDED = (
     "agent.api_key_env",
     "teacher.transport",
     "agent.transport",
+    "gate.control_floor",  # only the report's warning depends on it
 )
 """Keys that do not change any row of the output, so changing them keeps the config hash and a
 run can be resumed with, say, more concurrency or a new budget."""
@@ -104,6 +105,45 @@ class PipelineConfig(_Model):
             )
         return self
 
+    @model_validator(mode="after")
+    def _likelihood_needs_prompt_logprobs(self) -> PipelineConfig:
+        if self.gate.mode != "likelihood":
+            return self
+        problem = likelihood_backend_problem(
+            self.agent.provider, self.agent.primary_url, self.gate.likelihood_api
+        )
+        if problem:
+            raise ValueError(problem)
+        return self
+
     def cache_dir(self) -> Path:
         """The request cache folder (OUT/cache unless configured)."""
         return Path(self.cache.dir) if self.cache.dir else Path(self.output.dir) / "cache"
+
+
+def likelihood_backend_problem(provider: str, base_url: str | None, api: str | None) -> str | None:
+    """Why `gate.mode: likelihood` cannot work with this agent endpoint, or None."""
+    if provider == "anthropic":
+        return (
+            "gate.mode: likelihood needs prompt log-probabilities, and agent.provider "
+            "'anthropic' offers none: use gate.mode: generate, or serve the agent with vLLM or "
+            "SGLang (agent.provider: openai, agent.base_url, gate.likelihood_api)"
+        )
+    if provider == "local-server":
+        return (
+            "gate.mode: likelihood needs prompt log-probabilities, which the llama.cpp server "
+            "(agent.provider: local-server) does not return: use agent.provider: local (the "
+            "embedded model in process) or gate.mode: generate"
+        )
+    if provider == "openai" and base_url is None:
+        return (
+            "gate.mode: likelihood needs prompt log-probabilities, and the OpenAI chat API "
+            "(agent.provider: openai without agent.base_url) offers none: use gate.mode: "
+            "generate, or point agent.base_url at a vLLM or SGLang server"
+        )
+    if provider == "openai" and api is None:
+        return (
+            "gate.mode: likelihood with agent.base_url needs gate.likelihood_api: 'vllm' "
+            "(prompt_logprobs on /v1/completions) or 'sglang' (return_logprob on /generate)"
+        )
+    return None

@@ -214,6 +214,51 @@ class GateConfig(_Model):
     threshold: float = Field(
         default=0.65, ge=0.0, le=1.0, description="Pass when aggregate >= this."
     )
+    mode: Literal["generate", "likelihood"] = Field(
+        default="generate",
+        description="`generate` asks the agent for its action with the candidate in place and "
+        "compares it with the references by `similarity`; `likelihood` decodes nothing: the "
+        "agent model scores the tokens of each reference action given the candidate and given "
+        "the raw context (one prefill each), see `likelihood_score`. Likelihood needs prompt "
+        "log-probabilities: the embedded model (`agent.provider: local`) or a vLLM / SGLang "
+        "server (`agent.provider: openai` with `base_url` and `likelihood_api`).",
+    )
+    likelihood_score: Literal["mean", "sum", "grounded"] = Field(
+        default="mean",
+        description="Likelihood score of one reference, d = (log-probability of its action "
+        "tokens with the candidate) - (the same with the raw observation): `mean` per token, "
+        "`sum` over the action, `grounded` mean over the action tokens that occur in the raw "
+        "observation (falls back to `mean` when none does). Its similarity is min(1, exp(d)).",
+    )
+    likelihood_threshold: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Likelihood mode: pass when the aggregate of min(1, exp(d)) over the "
+        "references is >= this (0.5 with `mean`: at most 0.69 nats per token lost).",
+    )
+    likelihood_api: Literal["vllm", "sglang"] | None = Field(
+        default=None,
+        description="How to get prompt log-probabilities from an OpenAI-compatible agent "
+        "server: `vllm` (`prompt_logprobs` on /v1/completions) or `sglang` (`return_logprob` "
+        "with `logprob_start_len` on /generate). Unused with the embedded model.",
+    )
+    control: Literal["auto", "judged"] = Field(
+        default="auto",
+        description="Judge-reliability control: every judged step also judges its raw "
+        "observation as an `unchanged` control. `judged` always sends that agent request "
+        "(the same request, and cache entry, as an `unchanged` candidate); `auto` instead "
+        "reuses reference sample 0, gated against the other references, when that is "
+        "equivalent: sampled references with at least 2 samples drawn at the agent's "
+        "temperature.",
+    )
+    control_floor: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Warn loudly when the control's pass rate (how often the agent reproduces "
+        "its reference on the raw context) is below this.",
+    )
 
 
 class SelectionConfig(_Model):

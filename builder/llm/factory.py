@@ -17,6 +17,7 @@ from builder.llm.batch.queue import BatchQueue
 from builder.llm.budget import Budget, ledger_path
 from builder.llm.cache import RequestCache
 from builder.llm.client import LLMClient
+from builder.llm.likelihood import LikelihoodProvider, Scorer
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
@@ -32,6 +33,7 @@ class Clients:
     budget: Budget
     _stack: ExitStack = field(default_factory=ExitStack)
     batch: BatchQueue | None = None
+    scorer: Scorer | None = None  # prompt log-probabilities, only for gate.mode: likelihood
 
     def close(self) -> None:
         self._stack.close()
@@ -148,7 +150,14 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
     batch = _batch_queue(cfg, out_dir, providers, cache, usage, prices, budget)
     teacher = client(cfg.teacher, providers["teacher"], batch, "teacher")
     agent = client(cfg.agent, providers["agent"], batch, "agent")
-    return Clients(teacher, agent, usage, cache, budget, stack, batch)
+    scorer = None
+    if cfg.gate.mode == "likelihood":
+        scorer = Scorer(
+            likelihood_provider(cfg, shared),
+            limits=limits_by_endpoint[(agent.provider.provider, agent.provider.base_url)],
+            retry=retry,
+        )
+    return Clients(teacher, agent, usage, cache, budget, stack, batch=batch, scorer=scorer)
 
 
 def _batch_queue(
@@ -202,3 +211,24 @@ def _batch_queue(
         ledger, cache, backends, poll=poll, on_answer=on_answer, budget=budget,
         worst_case=worst_case,
     )  # fmt: skip
+
+
+def likelihood_provider(cfg: PipelineConfig, shared: dict[str, ChatProvider]) -> LikelihoodProvider:
+    """The agent endpoint's prompt log-probabilities (the config validator already refused
+    endpoints that have none)."""
+    agent = cfg.agent
+    if agent.provider == "local":
+        local = shared["local"]
+        assert isinstance(local, LikelihoodProvider)
+        return local
+    from builder.llm.likelihood_http import SGLangLikelihood, VLLMLikelihood
+
+    url = agent.primary_url  # with replicas, log-probabilities come from the first one
+    assert url is not None
+    kind = SGLangLikelihood if cfg.gate.likelihood_api == "sglang" else VLLMLikelihood
+    return kind(
+        agent.model,
+        base_url=url,
+        api_key_env=agent.api_key_env or "OPENAI_API_KEY",
+        timeout=cfg.limits.timeout_s,
+    )

@@ -9,11 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from builder.llm.budget import budget_section
+from builder.nap import NapSettings
 from builder.runner.result import RunResult
 from builder.runner.shards import read_json
 
 
-def finish_report(out_dir: Path, result: RunResult, started: float | None = None) -> dict[str, Any]:
+def finish_report(
+    out_dir: Path,
+    result: RunResult,
+    started: float | None = None,
+    settings: NapSettings | None = None,
+) -> dict[str, Any]:
     """report.json, report.md and plots from the tables and the markers of every shard.
 
     The figures and plots are computed first, then the run's timing (`result.seconds` since
@@ -29,6 +35,7 @@ def finish_report(out_dir: Path, result: RunResult, started: float | None = None
     markers = [m for m in markers if isinstance(m, dict)]
     made = sum(m.get("agent_requests", 0) for m in markers)
     judged = sum(m.get("judge_requests", 0) for m in markers)
+    control_sent = sum(m.get("control_requests", 0) for m in markers)
     exhaustive = sum(m.get("judge_requests_exhaustive", 0) for m in markers)
     redactions: Counter[str] = Counter()
     for m in markers:
@@ -44,11 +51,20 @@ def finish_report(out_dir: Path, result: RunResult, started: float | None = None
             "agent requests for judging": judged,
             "agent requests for judging, exhaustive": exhaustive,
             "agent requests saved by early exit": max(0, exhaustive - judged),
+            "agent requests for the control": control_sent,
         },
         "redactions": dict(sorted(redactions.items())),
         "budget": budget_section(out_dir),
     }
-    report = build_report(out_dir, usage=usage, extra=extra)
+    settings = settings or NapSettings()
+    extra["gate"] = gate_section(settings)
+    report = build_report(
+        out_dir,
+        usage=usage,
+        extra=extra,
+        control_floor=settings.control_floor,
+        control_mode=settings.control_mode,
+    )
     write_plots(out_dir, intent_of=intent_of)
     result.stage_seconds["report"] = time.perf_counter() - report_started
     if started is not None:
@@ -57,6 +73,19 @@ def finish_report(out_dir: Path, result: RunResult, started: float | None = None
     report["run"] = json_safe(run | {"out_dir": str(out_dir)})
     write_report(out_dir, report)
     return report
+
+
+def gate_section(settings: NapSettings) -> dict[str, Any]:
+    """Which gate judged this run, for the report and the card."""
+    section: dict[str, Any] = {"mode": settings.gate_mode}
+    if settings.gate_mode == "likelihood":
+        section |= {
+            "likelihood_score": settings.likelihood_score,
+            "threshold": settings.likelihood_threshold,
+        }
+    else:
+        section |= {"similarity": settings.similarity, "threshold": settings.threshold}
+    return section | {"aggregate": settings.aggregate, "top_k": settings.top_k}
 
 
 def intent_of(command: str | None) -> str:

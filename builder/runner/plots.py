@@ -52,6 +52,7 @@ def pass_rates_by_intent(
     )
     rows = (
         scan_table(out_dir, "judgements")
+        .filter(~pl.col("is_control"))
         .select(*STEP_KEY, "passed")
         .join(commands, on=STEP_KEY, how="left")
         .group_by("command")

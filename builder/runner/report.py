@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from builder.control import JUDGED, control_summary
 from builder.runner.report_markdown import render_markdown
 from builder.runner.savings import best_rows_expr
 from schemas.candidates import CANDIDATE_SCHEMA
@@ -52,16 +53,27 @@ def scan_table(out_dir: Path, table: str) -> pl.LazyFrame:
 
 
 def build_report(
-    out_dir: Path, *, usage: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None
+    out_dir: Path,
+    *,
+    usage: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    control_floor: float = 0.5,
+    control_mode: str = JUDGED,
 ) -> dict[str, Any]:
     """Every figure of the report as plain JSON-able data.
 
     `usage` is the request accounting (requests, tokens, cached tokens, cost, cache hits, errors
     by kind, possibly per model or role) and is reported as given. Each key of `extra` is added
-    at the top level; a mapping is merged into the section of that name.
+    at the top level; a mapping is merged into the section of that name. Control rows of the
+    judgements table make the `control` section and count in no candidate figure.
     """
     tables = {name: scan_table(out_dir, name) for name in SCHEMAS}
+    control = tables["judgements"].filter(pl.col("is_control"))
+    tables["judgements"] = tables["judgements"].filter(~pl.col("is_control"))
     report: dict[str, Any] = {
+        "control": control_summary(
+            _count(control), _count(control, pl.col("passed")), control_floor, control_mode
+        ),
         "totals": _totals(tables),
         "dropped_steps": _dropped_steps(tables),
         "compression": _compression(tables),

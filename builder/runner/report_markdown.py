@@ -11,6 +11,9 @@ from typing import Any
 def render_markdown(report: Mapping[str, Any]) -> str:
     """A readable summary: one section per report key, tables for nested mappings."""
     lines = ["# nap-builder run report", "", summary_line(report), ""]
+    warning = report.get("control", {}).get("warning")
+    if warning:
+        lines += [f"> **WARNING:** {warning}", ""]
     scalars = {k: v for k, v in report.items() if not isinstance(v, Mapping)}
     for section, value in report.items():
         if isinstance(value, Mapping):
@@ -28,12 +31,14 @@ def summary_line(report: Mapping[str, Any]) -> str:
     saved = f", tokens {percent_change(ratio)} on selected steps" if ratio is not None else ""
     cost = report.get("usage", {}).get("cost_usd")
     spent = f", cost ${cost:.4f}" if isinstance(cost, int | float) else ""
+    rate = report.get("control", {}).get("pass_rate")
+    control = f", control pass rate {rate:.0%}" if isinstance(rate, int | float) else ""
     return (
         f"{totals.get('trajectories', 0)} trajectories, {totals.get('eligible_steps', 0)} eligible "
         f"steps, {totals.get('candidates', 0)} candidates ({totals.get('valid_candidates', 0)} "
         f"valid, {totals.get('passing_candidates', 0)} passing), "
         f"{totals.get('selected_steps', 0)} steps selected "
-        f"({report.get('dropped_steps', {}).get('total', 0)} dropped){saved}{spent}."
+        f"({report.get('dropped_steps', {}).get('total', 0)} dropped){saved}{control}{spent}."
     )
 
 

@@ -43,6 +43,14 @@ class RunResult:
                 lines.append(f"{key}: {totals[key]}")
         if self.batch_rounds:
             lines.append(f"batch rounds: {self.batch_rounds}")
+        control = self.report.get("control", {})
+        if control.get("pass_rate") is not None:
+            lines.append(
+                f"control: agent reproduced its reference on {control['reproduced']}/"
+                f"{control['steps']} raw observations ({control['pass_rate']:.0%})"
+            )
+        if control.get("warning"):
+            lines.append(f"WARNING: {control['warning']}")
         if self.stopped:
             why = self.stop_detail or self.stopped
             lines.append(f"stopped early: {why}; run the same command again to resume")

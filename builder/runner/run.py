@@ -54,6 +54,11 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
         exhaustive=cfg.selection.exhaustive,
         max_preference_pairs=cfg.selection.max_preference_pairs,
         seed=cfg.seed,
+        gate_mode=cfg.gate.mode,
+        likelihood_score=cfg.gate.likelihood_score,
+        likelihood_threshold=cfg.gate.likelihood_threshold,
+        control=cfg.gate.control,
+        control_floor=cfg.gate.control_floor,
     )
 
 
@@ -223,5 +228,8 @@ def _run(cfg: PipelineConfig, clients_factory: ClientFactory, *, on_ray: bool) -
                 out_dir / "_state" / "usage" / f"{time.time_ns()}.json", clients.usage.as_dict()
             )
     result.stage_seconds["nap"] = time.perf_counter() - nap_started
-    result.report = finish_report(out_dir, result, started)  # sets seconds before writing
+    result.report = finish_report(out_dir, result, started, nap_settings(cfg))
+    warning = result.report.get("control", {}).get("warning")
+    if warning:
+        log.warning("%s", warning)
     return result

@@ -76,7 +76,13 @@ async def run_shards(
 
     def on_step(step_result: StepResult) -> None:
         counters["steps"] += 1
-        counters["passing"] += sum(1 for j in step_result.judgements if j.passed)
+        counters["passing"] += sum(
+            1 for j in step_result.judgements if j.passed and not j.is_control
+        )
+        for j in step_result.judgements:
+            if j.is_control:
+                counters["control_steps"] += 1
+                counters["control_passed"] += j.passed
         counters["saved_tokens"] += tokens_saved(step_result.supervision)  # as in the report
         total = clients.usage.total()
         lookups = total.cache_hits + total.cache_misses
@@ -85,6 +91,7 @@ async def run_shards(
             steps=counters["steps"],
             passing=counters["passing"],
             tokens_saved=counters["saved_tokens"],
+            control=_rate(counters["control_passed"], counters["control_steps"]),
             cost=f"${total.cost_usd:.4f}",
             cache=f"{total.cache_hits / lookups:.0%}" if lookups else "-",
             errors=sum(total.errors.values()),
@@ -147,6 +154,11 @@ def _describe_interrupt(result: RunResult, stopper: _Stopper, not_started: int) 
     elif result.stopped is None:
         log.warning("interrupt received after every shard had started: the run completed")
         result.stop_detail = "interrupt received after every shard had started; run completed"
+
+
+def _rate(part: int, whole: int) -> str:
+    """The control's pass rate so far, as the progress line shows it."""
+    return f"{part / whole:.0%}" if whole else "-"
 
 
 def _settle(task: asyncio.Task[Any], result: RunResult, stopper: _Stopper) -> None:

@@ -111,7 +111,7 @@ async def run_shard(
         async with step_slots or contextlib.nullcontext():
             try:
                 result = await process_step(
-                    job, clients.teacher, clients.agent, settings, similarity
+                    job, clients.teacher, clients.agent, settings, similarity, clients.scorer
                 )
             except BatchDeferred:
                 return None  # its next request goes with this round's batch job
@@ -137,6 +137,7 @@ async def run_shard(
         "agent_requests": sum(r.agent_requests for r in results),
         "judge_requests": sum(r.judge_requests for r in results),
         "judge_requests_exhaustive": sum(r.judge_requests_exhaustive for r in results),
+        "control_requests": sum(r.control_requests for r in results),
         "redactions": dict(scrubber.counts) if scrubber else {},
     }
     await asyncio.to_thread(write_shard, out_dir, plan, results, stats)

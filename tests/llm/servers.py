@@ -171,6 +171,10 @@ class FakeAPIServer:
             return 400, {"error": {"message": message, "param": "max_tokens"}}
         return 200, openai_completion(body, number, honour_n=self.honour_n, text=self.text)
 
+    def other_answer(self, path: str, body: dict[str, Any], number: int) -> tuple[int, Any]:
+        """Routes besides chat and messages; subclasses add some (prompt log-probabilities)."""
+        return 404, {"error": {"message": f"no route {path}"}}
+
     def anthropic_answer(self, body: dict[str, Any], number: int) -> tuple[int, dict[str, Any]]:
         content = (
             self.anthropic_content(body, number)
@@ -258,7 +262,7 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
             elif self.path.endswith("/messages"):
                 code, answer = server.anthropic_answer(body, number)
             else:
-                code, answer = 404, {"error": {"message": f"no route {self.path}"}}
+                code, answer = server.other_answer(self.path, body, number)
             self._send(code, json.dumps(answer).encode())
 
         def _send(

@@ -66,10 +66,13 @@ def test_openai_batch_answers_equal_the_online_answers_and_land_in_the_cache(
         keys = _defer_all(queue, batch.online, REQUESTS)
         report = asyncio.run(queue.run_round())
         assert report.submitted_jobs == 1 and report.collected == len(REQUESTS)
-        for key, request in zip(keys, REQUESTS, strict=True):
+
+        async def online_answers() -> list[Any]:
+            return [await online.complete(r) for r in REQUESTS]
+
+        for key, expected in zip(keys, asyncio.run(online_answers()), strict=True):
             cached = queue.cache.get(key)
             assert cached is not None
-            expected = asyncio.run(online.complete(request))
             assert [c.text for c in cached.completions] == [c.text for c in expected.completions]
         assert set(batch_server.submitted.values()) == {1}
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from builder.errors import PermanentLLMError
 from builder.llm.chat_template import STOP, parse_tool_calls, render
+from builder.llm.likelihood import ScoreRequest, ScoreResponse
 from builder.llm.model_files import MODEL_ALIAS, ensure_model
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
 
@@ -54,6 +55,19 @@ class LocalProvider:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._complete_blocking, request)
+
+    async def score(self, request: ScoreRequest) -> ScoreResponse:
+        """Prompt log-probabilities for likelihood NAP (`builder.llm.local.likelihood`)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._score_blocking, request)
+
+    def _score_blocking(self, request: ScoreRequest) -> ScoreResponse:
+        from builder.llm.local.likelihood import score_request
+
+        started = time.perf_counter()
+        with self._lock:
+            tokens, prompt_tokens = score_request(self._load(), request, self._n_ctx)
+        return ScoreResponse(tuple(tokens), prompt_tokens, time.perf_counter() - started)
 
     def close(self) -> None:
         """Free the model (it is reloaded on the next request)."""
