@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 DEMO_OUT ?= out/demo
 TRL := trl==1.16.0
 
-.PHONY: setup test check lint types demo bench clean
+.PHONY: setup test test-deps check lint types demo bench clean
 
 setup: $(STAMP)
 
@@ -22,7 +22,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m builder.llm.model_files
 	touch $(STAMP)
 
-test: setup
+# Headless Chromium for the view test (tests/view): installed with apt-get only when it is
+# missing and we are root; elsewhere that test skips and says how to install it.
+test-deps:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && apt-get install -y -qq chromium; \
+	fi
+
+test: setup test-deps
 	$(BIN)/python -m pytest -q
 
 lint: setup
@@ -39,7 +46,7 @@ demo: setup
 	$(BIN)/nap-builder publish $(DEMO_OUT) --to $(DEMO_OUT)-dataset
 	$(BIN)/python -c "import datasets, sys; d = datasets.load_dataset('$(DEMO_OUT)-dataset', 'sft'); print(d)"
 
-bench: setup
+bench: setup test-deps
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_ingest.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_llm.py
 	PYTHONPATH=. $(BIN)/python benchmarks/agreement.py
@@ -47,6 +54,7 @@ bench: setup
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_scrub.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_ray.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_likelihood.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_view.py
 
 clean:
 	rm -rf out .bench .pytest_cache .mypy_cache .ruff_cache

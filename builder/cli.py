@@ -1,4 +1,4 @@
-"""Command-line entry points: ingest, inspect, run, plan, publish."""
+"""Command-line entry points: ingest, inspect, plan, run, status, publish, eval, view."""
 
 from __future__ import annotations
 
@@ -86,6 +86,25 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from builder.config import load_config
+    from builder.evaluate.run import run_eval
+
+    config = load_config(Path(args.config), args.set or [])
+    dataset = Path(args.dataset) if args.dataset else None
+    result = run_eval(config, args.compressor, split=args.split, dataset=dataset)
+    print(result.summary_text())
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    from builder.view.write import write_view
+
+    path, steps = write_view(Path(args.out), Path(args.to) if args.to else None)
+    print(f"wrote {path} ({steps} steps)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nap-builder",
@@ -159,6 +178,25 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="batch jobs of a run: pending, age, progress")
     status.add_argument("out", help="a run output directory")
     status.set_defaults(func=_status)
+
+    evaluate = sub.add_parser("eval", help="measure compressors by next-action preservation")
+    evaluate.add_argument("config", help="pipelines/*.yaml (inputs, agent, gate, cache, limits)")
+    evaluate.add_argument(
+        "--compressor",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="unchanged | omit | rule:NAME | teacher | endpoint (repeatable)",
+    )
+    evaluate.add_argument("--split", help="only this split of --dataset (e.g. test)")
+    evaluate.add_argument("--dataset", help="a `nap-builder publish --to` folder")
+    evaluate.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key")
+    evaluate.set_defaults(func=_eval)
+
+    view = sub.add_parser("view", help="write one offline HTML file to browse a run's steps")
+    view.add_argument("out", help="a run output directory")
+    view.add_argument("--to", help="the HTML file (default OUT/view.html)")
+    view.set_defaults(func=_view)
     return parser
 
 

@@ -30,6 +30,7 @@ from builder.config.run_settings import (
 from builder.config.stages import (
     LOCAL_MODEL,
     AgentConfig,
+    CompressorConfig,
     EligibilityConfig,
     EndpointConfig,
     GateConfig,
@@ -45,6 +46,7 @@ __all__ = [
     "LOCAL_MODEL",
     "AgentConfig",
     "CacheConfig",
+    "CompressorConfig",
     "EligibilityConfig",
     "EndpointConfig",
     "ExecutionConfig",

@@ -17,7 +17,9 @@ from builder.config.run_settings import (
 )
 from builder.config.stages import (
     AgentConfig,
+    CompressorConfig,
     EligibilityConfig,
+    EndpointConfig,
     GateConfig,
     InputSpec,
     ReferencesConfig,
@@ -40,9 +42,11 @@ HASH_EXCLUDED = (
     "teacher.transport",
     "agent.transport",
     "gate.control_floor",  # only the report's warning depends on it
+    "compressor",
 )
 """Keys that do not change any row of the output, so changing them keeps the config hash and a
-run can be resumed with, say, more concurrency or a new budget."""
+run can be resumed with, say, more concurrency or a new budget. `compressor` is only read by
+`nap-builder eval` (whose outputs are not run tables), so adding one keeps a run's tables."""
 
 
 class PipelineConfig(_Model):
@@ -78,12 +82,20 @@ class PipelineConfig(_Model):
         default_factory=ExecutionConfig, description="Engine: this process or a Ray cluster."
     )
     seed: int = Field(default=0, description="Seed of every sampled request and of the splits.")
+    compressor: CompressorConfig | None = Field(
+        default=None,
+        description="A trained compressor's endpoint, evaluated by `nap-builder eval --compressor "
+        "endpoint` (null: none configured).",
+    )
 
     @model_validator(mode="after")
     def _budget_needs_prices(self) -> PipelineConfig:
         if self.limits.budget_usd is None:
             return self
-        for role, endpoint in (("teacher", self.teacher), ("agent", self.agent)):
+        roles: list[tuple[str, EndpointConfig]] = [("teacher", self.teacher), ("agent", self.agent)]
+        if self.compressor is not None:
+            roles.append(("compressor", self.compressor))
+        for role, endpoint in roles:
             urls = (
                 endpoint.base_url if isinstance(endpoint.base_url, list) else [endpoint.primary_url]
             )

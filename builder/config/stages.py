@@ -281,3 +281,23 @@ class SelectionConfig(_Model):
         ge=0,
         description="Preference pairs per step (null: every passing x failing pair).",
     )
+
+
+class CompressorConfig(EndpointConfig):
+    """A trained compressor behind an OpenAI-compatible endpoint, for `nap-builder eval
+    --compressor endpoint`. It gets the teacher's prompt and its answer is parsed like the
+    teacher's; `nap-builder run` never calls it."""
+
+    provider: Provider = Field(
+        default="openai",
+        description="`openai` for any OpenAI-compatible server (vLLM, SGLang, llama.cpp) through "
+        "base_url; the other providers work as for the teacher.",
+    )
+    temperature: float = Field(
+        default=0.0, ge=0.0, le=2.0, description="Sampling temperature (greedy by default)."
+    )
+    structured: bool = Field(
+        default=True,
+        description="Ask for JSON matching the compressor schema (`response_format`); turn off "
+        "for servers that reject it.",
+    )

@@ -6,6 +6,7 @@ embedded model they share one model (one in-process `Llama` or one managed serve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ class Clients:
     _stack: ExitStack = field(default_factory=ExitStack)
     batch: BatchQueue | None = None
     scorer: Scorer | None = None  # prompt log-probabilities, only for gate.mode: likelihood
+    extra: dict[str, LLMClient] = field(default_factory=dict)  # by role, e.g. `compressor`
 
     def close(self) -> None:
         self._stack.close()
@@ -101,8 +103,11 @@ def price_table(cfg: PipelineConfig) -> PriceTable:
     )
 
 
-def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
-    """Teacher and agent clients with the config's cache, limits, retries, prices and budget."""
+def build_clients(
+    cfg: PipelineConfig, out_dir: Path, extra: Mapping[str, EndpointConfig] | None = None
+) -> Clients:
+    """Teacher and agent clients with the config's cache, limits, retries, prices and budget;
+    `extra` endpoints (by role) get clients sharing all of them, in `Clients.extra`."""
     stack = ExitStack()
     shared: dict[str, ChatProvider] = {}
     cache = None
@@ -157,7 +162,12 @@ def build_clients(cfg: PipelineConfig, out_dir: Path) -> Clients:
             limits=limits_by_endpoint[(agent.provider.provider, agent.provider.base_url)],
             retry=retry,
         )
-    return Clients(teacher, agent, usage, cache, budget, stack, batch=batch, scorer=scorer)
+    clients = Clients(teacher, agent, usage, cache, budget, stack, batch=batch, scorer=scorer)
+    clients.extra = {
+        role: client(endpoint, _provider(endpoint, cfg, shared, stack), None, role)
+        for role, endpoint in (extra or {}).items()
+    }
+    return clients
 
 
 def _batch_queue(

@@ -71,8 +71,12 @@ def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
     }
 
 
+def ingest_marker(out_dir: Path) -> Path:
+    return out_dir / "_state" / "ingest.json"
+
+
 def ingest_is_current(cfg: PipelineConfig, out_dir: Path) -> bool:
-    marker = out_dir / "_state" / "ingest.json"
+    marker = ingest_marker(out_dir)
     return marker.exists() and read_json(marker) == ingest_key(cfg)
 
 
@@ -92,7 +96,7 @@ def ingest_into(
     )
     summary = ingest(specs, out_dir, rules=rules)
     log.info("ingest summary:\n%s", format_summary(summary))
-    write_json_atomic(out_dir / "_state" / "ingest.json", ingest_key(cfg))
+    write_json_atomic(ingest_marker(out_dir), ingest_key(cfg))
 
 
 def ensure_ingested(
