@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/python -m builder.llm.native_build $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[local,dev]'
+	$(BIN)/pip install --quiet -e '.[local,dev,ray]'
 	$(BIN)/pip install --quiet --no-deps $(TRL)  # trl.data_utils needs no torch; trl's deps would pull it
 	$(BIN)/python -m builder.llm.model_files
 	touch $(STAMP)
@@ -52,6 +52,7 @@ bench: setup test-deps
 	PYTHONPATH=. $(BIN)/python benchmarks/agreement.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_run.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_scrub.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_ray.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_likelihood.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_view.py
 

@@ -22,7 +22,7 @@ import itertools
 import logging
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 
@@ -283,18 +283,29 @@ def _dedup_across_tasks(results: list[tuple[int, IngestSummary]], out_dir: Path)
     return summary
 
 
+TaskRunner = Callable[
+    [Iterable[InputSpec], Path, EligibilityRules], Iterable[tuple[int, IngestSummary]]
+]
+"""Runs `process_task` over `tasks(specs)`, yielding (task id, summary) in any order."""
+
+
 def run_ingest(
     specs: list[InputSpec],
     out_dir: Path,
     *,
     rules: EligibilityRules | None = None,
     workers: int | None = None,
+    runner: TaskRunner | None = None,
 ) -> IngestSummary:
-    """Ingest every input into OUT/{trajectories,steps,quarantine}/ with `workers` processes."""
+    """Ingest every input into OUT/{trajectories,steps,quarantine}/ with `workers` processes,
+    or with `runner` (the Ray engine runs the same tasks as Ray tasks)."""
     rules = rules or EligibilityRules()
     workers = workers or min(2, os.cpu_count() or 1)
     clear_tables(out_dir)
-    results = list(_run_tasks(specs, out_dir, rules, workers))
+    if runner is None:
+        results = list(_run_tasks(specs, out_dir, rules, workers))
+    else:
+        results = list(runner(specs, out_dir, rules))
     summary = _dedup_across_tasks(results, out_dir)
     write_summary(summary, out_dir / SUMMARY_FILE)
     return summary

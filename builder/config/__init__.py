@@ -20,6 +20,7 @@ from builder.config.overrides import apply_override, split_key
 from builder.config.pipeline import HASH_EXCLUDED, PipelineConfig
 from builder.config.run_settings import (
     CacheConfig,
+    ExecutionConfig,
     LimitsConfig,
     OutputConfig,
     Price,
@@ -48,6 +49,7 @@ __all__ = [
     "CompressorConfig",
     "EligibilityConfig",
     "EndpointConfig",
+    "ExecutionConfig",
     "GateConfig",
     "InputSpec",
     "LimitsConfig",

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from builder.config.messages import _describe, _kind
 from builder.config.overrides import apply_override
 from builder.config.pipeline import HASH_EXCLUDED, PipelineConfig
+from builder.config.uris import local_path
 from builder.errors import ConfigError
 from builder.llm.endpoints import endpoint_identity
 
@@ -52,7 +53,9 @@ def config_hash(cfg: PipelineConfig) -> str:
         node.pop(last, None)
     for role in ("teacher", "agent"):  # a local server restarted on another port: same run
         if role in data and "base_url" in data[role]:
-            data[role]["base_url"] = endpoint_identity(data[role]["base_url"]) or None
+            url = data[role]["base_url"]
+            url = url[0] if isinstance(url, list) else url  # replicas: one endpoint
+            data[role]["base_url"] = endpoint_identity(url) or None
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
@@ -86,14 +89,15 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
     inputs = raw.get("inputs")
     if isinstance(inputs, list):
         for i, item in enumerate(inputs):
+            key = f"inputs[{i}]"
             if isinstance(item, str):
-                inputs[i] = resolve_input_path(item, base)
+                inputs[i] = resolve_input_path(local_path(item, key, others=True), base)
             elif isinstance(item, dict) and isinstance(item.get("path"), str):
-                item["path"] = resolve_input_path(item["path"], base)
+                item["path"] = resolve_input_path(local_path(item["path"], key, others=True), base)
     for section in ("output", "cache"):
         node = raw.get(section)
         if isinstance(node, dict) and isinstance(node.get("dir"), str):
-            node["dir"] = str(_absolute(node["dir"], base))
+            node["dir"] = str(_absolute(local_path(node["dir"], f"{section}.dir"), base))
 
 
 def resolve_input_path(text: str, base: Path) -> str:

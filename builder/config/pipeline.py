@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from builder.config.run_settings import (
     CacheConfig,
+    ExecutionConfig,
     LimitsConfig,
     OutputConfig,
     Price,
@@ -32,6 +33,7 @@ HASH_EXCLUDED = (
     "limits",
     "prices",
     "cache",
+    "execution",
     "output.dir",
     "output.progress",
     "publish",
@@ -76,6 +78,9 @@ class PipelineConfig(_Model):
     output: OutputConfig = Field(default_factory=OutputConfig, description="Output tables.")
     publish: PublishConfig = Field(default_factory=PublishConfig, description="Dataset publish.")
     scrub: ScrubConfig = Field(default_factory=ScrubConfig, description="Secret scrubbing.")
+    execution: ExecutionConfig = Field(
+        default_factory=ExecutionConfig, description="Engine: this process or a Ray cluster."
+    )
     seed: int = Field(default=0, description="Seed of every sampled request and of the splits.")
     compressor: CompressorConfig | None = Field(
         default=None,
@@ -91,7 +96,10 @@ class PipelineConfig(_Model):
         if self.compressor is not None:
             roles.append(("compressor", self.compressor))
         for role, endpoint in roles:
-            paid = is_paid(endpoint.provider, endpoint.base_url)
+            urls = (
+                endpoint.base_url if isinstance(endpoint.base_url, list) else [endpoint.primary_url]
+            )
+            paid = any(is_paid(endpoint.provider, url) for url in urls)
             if paid and endpoint.model not in self.prices:
                 raise ValueError(
                     f"limits.budget_usd is set but prices has no entry for {role}.model "
@@ -100,11 +108,21 @@ class PipelineConfig(_Model):
         return self
 
     @model_validator(mode="after")
+    def _ray_without_batch(self) -> PipelineConfig:
+        batched = [r for r, e in (("teacher", self.teacher), ("agent", self.agent)) if e.batch]
+        if self.execution.engine == "ray" and batched:
+            raise ValueError(
+                f"execution.engine=ray does not run batch roles ({', '.join(batched)}.batch: "
+                "true): a batch round needs one queue for the whole run; use engine local"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _likelihood_needs_prompt_logprobs(self) -> PipelineConfig:
         if self.gate.mode != "likelihood":
             return self
         problem = likelihood_backend_problem(
-            self.agent.provider, self.agent.base_url, self.gate.likelihood_api
+            self.agent.provider, self.agent.primary_url, self.gate.likelihood_api
         )
         if problem:
             raise ValueError(problem)

@@ -1,9 +1,11 @@
-"""Config sections of a run around the stages: limits, prices, cache, output, publish, scrub."""
+"""Config sections of a run around the stages: limits, prices, cache, output, publish, scrub,
+execution."""
 
 from __future__ import annotations
 
 import math
 import re
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -187,3 +189,50 @@ class ScrubConfig(_Model):
 
     enabled: bool = Field(default=True, description="Redact credentials (keys, tokens, passwords).")
     emails: bool = Field(default=False, description="Also redact email addresses.")
+
+
+class ExecutionConfig(_Model):
+    """Which engine runs the stages; it changes no output row, so it is not in the hash."""
+
+    engine: Literal["local", "ray"] = Field(
+        default="local",
+        description="`local` runs every stage in this process (ingest in a process pool); "
+        "`ray` runs ingest as Ray tasks and shards on a pool of Ray actors holding the LLM "
+        "clients, with limits and budget owned by one coordinator actor (pip install "
+        "nap-builder[ray]).",
+    )
+    ray_address: str | None = Field(
+        default=None,
+        description="Ray cluster to connect to (`auto`, `ray://host:10001`, `host:6379`); null "
+        "uses RAY_ADDRESS when set, else starts a local Ray on this machine.",
+    )
+    actors: int = Field(
+        default=2,
+        ge=1,
+        description="Shard worker actors. Each holds its own clients; limits.concurrency stays "
+        "the cluster-wide bound, so size this to keep it busy, not beyond.",
+    )
+    shards_per_actor: int | None = Field(
+        default=None,
+        ge=1,
+        description="Shards one actor processes at once on its event loop (null: the local "
+        "engine's shards in flight, enough to keep limits.concurrency busy, split over the "
+        "actors).",
+    )
+    actor_cpus: float = Field(
+        default=1.0,
+        gt=0,
+        description="CPUs reserved per actor (its CPU work is loading and scrubbing a shard; "
+        "the rest is waiting on requests, so fractions pack more actors on a node).",
+    )
+    num_cpus: int | None = Field(
+        default=None,
+        ge=1,
+        description="CPUs of a local Ray started by the run (null: all of this machine's).",
+    )
+    lease_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="A request slot held by a worker that died is reclaimed after this many "
+        "seconds (null: limits.timeout_s + 10, longer than any live request).",
+    )

@@ -81,9 +81,11 @@ class EndpointConfig(_Model):
     model: str = Field(
         default=LOCAL_MODEL, min_length=1, description="Model name sent to the endpoint."
     )
-    base_url: str | None = Field(
+    base_url: str | list[str] | None = Field(
         default=None,
-        description="Endpoint URL; null means the provider's default (or the managed server).",
+        description="Endpoint URL, or a list of URLs serving the same model (replicas): "
+        "requests spread over them, a step's requests stick to one, and a failing one leaves "
+        "rotation for a while; null means the provider's default (or the managed server).",
     )
     api_key_env: str | None = Field(
         default=None,
@@ -110,6 +112,22 @@ class EndpointConfig(_Model):
                 f"batch: true needs provider openai or anthropic, not {self.provider!r}"
             )
         return self
+
+    @property
+    def primary_url(self) -> str | None:
+        """The URL that identifies the endpoint in cache keys and the config hash: the first of
+        a list (replicas serve the same answers, so adding one keeps the cache and the run)."""
+        return self.base_url[0] if isinstance(self.base_url, list) else self.base_url
+
+    @field_validator("base_url")
+    @classmethod
+    def _urls(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("an empty list of URLs; give at least one, or null")
+            if len(set(value)) != len(value):
+                raise ValueError("the same URL is listed twice")
+        return value
 
     @field_validator("api_key_env")
     @classmethod

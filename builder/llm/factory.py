@@ -44,6 +44,15 @@ class Clients:
 def _provider(
     endpoint: EndpointConfig, cfg: PipelineConfig, shared: dict[str, ChatProvider], stack: ExitStack
 ) -> ChatProvider:
+    if isinstance(endpoint.base_url, list):  # replicas of one model: route between them
+        from builder.llm.routing import RoutedProvider
+
+        return RoutedProvider(
+            [
+                _provider(endpoint.model_copy(update={"base_url": url}), cfg, shared, stack)
+                for url in endpoint.base_url
+            ]
+        )
     timeout = cfg.limits.timeout_s
     if endpoint.provider == "local":
         if "local" not in shared:
@@ -224,11 +233,12 @@ def likelihood_provider(cfg: PipelineConfig, shared: dict[str, ChatProvider]) ->
         return local
     from builder.llm.likelihood_http import SGLangLikelihood, VLLMLikelihood
 
-    assert agent.base_url is not None
+    url = agent.primary_url  # with replicas, log-probabilities come from the first one
+    assert url is not None
     kind = SGLangLikelihood if cfg.gate.likelihood_api == "sglang" else VLLMLikelihood
     return kind(
         agent.model,
-        base_url=agent.base_url,
+        base_url=url,
         api_key_env=agent.api_key_env or "OPENAI_API_KEY",
         timeout=cfg.limits.timeout_s,
     )

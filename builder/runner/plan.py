@@ -141,7 +141,7 @@ class Dedup:
     def is_new(self, role: str, request: ChatRequest) -> bool:
         endpoint = self.cfg.teacher if role == "teacher" else self.cfg.agent
         provider = "openai" if endpoint.provider == "local-server" else endpoint.provider
-        key = request_key(provider, endpoint.base_url, endpoint.model, request)
+        key = request_key(provider, endpoint.primary_url, endpoint.model, request)
         if key in self.seen:
             return False
         self.seen.add(key)

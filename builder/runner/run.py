@@ -14,6 +14,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from builder import __version__
 from builder.config import PipelineConfig, config_hash, dump_resolved
@@ -79,8 +80,11 @@ def ingest_is_current(cfg: PipelineConfig, out_dir: Path) -> bool:
     return marker.exists() and read_json(marker) == ingest_key(cfg)
 
 
-def ingest_into(cfg: PipelineConfig, out_dir: Path) -> None:
-    """Ingest the config's inputs with its eligibility rules into `out_dir`."""
+def ingest_into(
+    cfg: PipelineConfig, out_dir: Path, ingest: Callable[..., Any] = run_ingest
+) -> None:
+    """Ingest the config's inputs with its eligibility rules into `out_dir` (`ingest` is
+    `run_ingest` or the Ray engine's `ray_ingest`)."""
     specs = [
         InputSpec(i.path, None if i.format == "auto" else i.format, dict(i.options))
         for i in cfg.inputs
@@ -90,12 +94,14 @@ def ingest_into(cfg: PipelineConfig, out_dir: Path) -> None:
         cfg.eligibility.require_focus,
         cfg.eligibility.max_observation_chars,
     )
-    summary = run_ingest(specs, out_dir, rules=rules)
+    summary = ingest(specs, out_dir, rules=rules)
     log.info("ingest summary:\n%s", format_summary(summary))
     write_json_atomic(ingest_marker(out_dir), ingest_key(cfg))
 
 
-def ensure_ingested(cfg: PipelineConfig, out_dir: Path) -> None:
+def ensure_ingested(
+    cfg: PipelineConfig, out_dir: Path, ingest: Callable[..., Any] = run_ingest
+) -> None:
     """Ingest once per (inputs, eligibility); a change re-ingests and discards NAP tables."""
     if ingest_is_current(cfg, out_dir):
         log.info("ingest: up to date, skipped")
@@ -103,7 +109,7 @@ def ensure_ingested(cfg: PipelineConfig, out_dir: Path) -> None:
     for table in ("trajectories", "steps", "quarantine", *NAP_TABLES):
         shutil.rmtree(out_dir / table, ignore_errors=True)
     shutil.rmtree(out_dir / "_state" / "shards", ignore_errors=True)
-    ingest_into(cfg, out_dir)
+    ingest_into(cfg, out_dir, ingest)
 
 
 def discard_stale(out_dir: Path, digest: str) -> None:
@@ -180,7 +186,20 @@ def run_pipeline(
     """Run (or resume) a whole pipeline and write tables, report and plots under output.dir.
 
     `clients_factory` builds the teacher and agent clients; tests inject fakes through it.
+    `execution.engine` picks where the stages run; both engines write the same files.
     """
+    if cfg.execution.engine == "ray":
+        from builder.distributed.cluster import ray_session
+        from builder.runner.progress import setup_run_logging
+
+        Path(cfg.output.dir).mkdir(parents=True, exist_ok=True)
+        setup_run_logging(Path(cfg.output.dir))  # so run.log says where Ray runs
+        with ray_session(cfg.execution):
+            return _run(cfg, clients_factory, on_ray=True)
+    return _run(cfg, clients_factory, on_ray=False)
+
+
+def _run(cfg: PipelineConfig, clients_factory: ClientFactory, *, on_ray: bool) -> RunResult:
     from builder.runner.progress import setup_run_logging
 
     started = time.perf_counter()
@@ -191,19 +210,28 @@ def run_pipeline(
     (out_dir / "config.resolved.yaml").write_text(dump_resolved(cfg))
     (out_dir / "config.hash").write_text(digest + "\n")
     result = RunResult(out_dir)
-    ensure_ingested(cfg, out_dir)
+    if on_ray:
+        from builder.distributed.engine import ray_ingest, run_shards_ray
+
+        ensure_ingested(cfg, out_dir, ray_ingest)
+    else:
+        ensure_ingested(cfg, out_dir)
     discard_stale(out_dir, digest)
     result.stage_seconds["ingest"] = time.perf_counter() - started
-    clients = clients_factory(cfg, out_dir)
-    try:
-        nap_started = time.perf_counter()
-        asyncio.run(_run_then_close(cfg, out_dir, clients, digest, result))
-        result.stage_seconds["nap"] = time.perf_counter() - nap_started
-    finally:
-        clients.close()
-        write_json_atomic(
-            out_dir / "_state" / "usage" / f"{time.time_ns()}.json", clients.usage.as_dict()
-        )
+    nap_started = time.perf_counter()
+    if on_ray:  # the actors build their own clients and write their own usage
+        stats = run_shards_ray(cfg, out_dir, digest, result, nap_settings(cfg), clients_factory)
+        log.info("ray coordinator: %s", stats)
+    else:
+        clients = clients_factory(cfg, out_dir)
+        try:
+            asyncio.run(_run_then_close(cfg, out_dir, clients, digest, result))
+        finally:
+            clients.close()
+            write_json_atomic(
+                out_dir / "_state" / "usage" / f"{time.time_ns()}.json", clients.usage.as_dict()
+            )
+    result.stage_seconds["nap"] = time.perf_counter() - nap_started
     result.report = finish_report(out_dir, result, started, nap_settings(cfg))
     warning = result.report.get("control", {}).get("warning")
     if warning:

@@ -16,7 +16,7 @@ from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
 from builder.runner.savings import tokens_saved
 from builder.runner.shard_work import ScrubSettings, ShardDeferred, run_shard
-from builder.runner.shards import plan_shards, read_marker
+from builder.runner.shards import pending_shards
 
 log = logging.getLogger(__name__)
 
@@ -68,15 +68,9 @@ async def run_shards(
     from builder.runner.progress import StageProgress
 
     scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
-    plans = list(plan_shards(out_dir, cfg.output.shard_size))
-    result.shards_total = len(plans)
-    todo = []
-    for plan in plans:
-        marker = read_marker(out_dir, plan.shard_id)
-        if marker is not None and marker.get("config_hash") == digest:
-            result.shards_skipped += 1
-        else:
-            todo.append(plan)
+    todo, skipped = pending_shards(out_dir, cfg.output.shard_size, digest)
+    result.shards_total = len(todo) + skipped
+    result.shards_skipped += skipped
     progress = StageProgress("shards", len(todo), enabled=cfg.output.progress)
     counters: Counter[str] = Counter()
 

@@ -44,6 +44,18 @@ def plan_shards(out_dir: Path, shard_size: int) -> Iterator[ShardPlan]:
             yield ShardPlan(f"{path.stem}-{k // shard_size:04d}", path, chunk)
 
 
+def pending_shards(out_dir: Path, shard_size: int, digest: str) -> tuple[list[ShardPlan], int]:
+    """(shards not complete for this config hash, number of complete ones), in plan order."""
+    todo, skipped = [], 0
+    for plan in plan_shards(out_dir, shard_size):
+        marker = read_marker(out_dir, plan.shard_id)
+        if marker is not None and marker.get("config_hash") == digest:
+            skipped += 1
+        else:
+            todo.append(plan)
+    return todo, skipped
+
+
 def load_shard(
     out_dir: Path, plan: ShardPlan
 ) -> tuple[dict[str, TrajectoryRecord], list[StepRecord]]:

@@ -1,0 +1,55 @@
+"""`file://` URIs for inputs and output.dir run like paths; object-store URIs fail clearly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from builder.config import load_config
+from builder.errors import ConfigError
+from builder.runner.run import run_pipeline
+from tests.runner.nap_server import nap_server, replicate_samples, run_config
+
+
+def test_a_run_with_file_uris_for_inputs_and_output_writes_its_tables_there(
+    tmp_path: Path,
+) -> None:
+    corpus = replicate_samples(tmp_path / "corpus", 1)
+    out = tmp_path / "out dir"  # a space: the URI is percent-encoded
+    with nap_server() as server:
+        config = json.loads(run_config(corpus, server.base_url, out))
+        config["inputs"] = [{"path": corpus.as_uri()}]
+        config["output"]["dir"] = out.as_uri()
+        path = tmp_path / "uri.yaml"
+        path.write_text(json.dumps(config))
+        cfg = load_config(path)
+        assert cfg.output.dir == str(out) and cfg.inputs[0].path == str(corpus)
+        result = run_pipeline(cfg)
+    assert result.exit_code == 0 and result.shards_done == 2
+    trajectories = pl.read_parquet(out / "trajectories" / "*.parquet")
+    raw_files = len(list(corpus.glob("mini-*.traj.json"))) + len(
+        (corpus / "chat.jsonl").read_text().splitlines()
+    )
+    assert trajectories.height == raw_files == 2
+    assert len(list((out / "_state" / "shards").glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize("key", ["output.dir", "cache.dir"])
+def test_an_object_store_uri_is_refused_with_the_way_to_use_it(tmp_path: Path, key: str) -> None:
+    path = tmp_path / "s3.yaml"
+    section, name = key.split(".")
+    path.write_text(json.dumps({"inputs": [str(tmp_path)], section: {name: "s3://bucket/run"}}))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert key in message and "s3://" in message and "mount the bucket" in message
+
+
+def test_a_file_uri_with_a_host_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "host.yaml"
+    path.write_text(json.dumps({"inputs": ["file://server/share/runs"]}))
+    with pytest.raises(ConfigError, match=r"inputs\[0\].*file:///path"):
+        load_config(path)
