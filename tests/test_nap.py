@@ -11,6 +11,7 @@ from builder.actions.similarity import get_similarity
 from builder.llm.client import LLMClient
 from builder.llm.fake import FakeProvider
 from builder.nap import NapSettings, StepResult, process_step
+from builder.teacher.prompt import PROMPT_VERSION
 from builder.teacher.render import CODE_MARKER
 from tests.nap_fixtures import LOGGED_NEXT, PASSING, TEACHER_REPLIES, first_job, scripted
 
@@ -47,7 +48,7 @@ def test_candidates_rows_keep_invalid_and_duplicate_replies_with_reasons() -> No
         [CODE_MARKER, "(compressed 18 lines: 18 passing tests)", *job_failure_lines()]
     )
     assert result.candidates[0].rendered == job_payload()
-    assert all(c.prompt_version == "coact-v1" for c in result.candidates)
+    assert all(c.prompt_version == PROMPT_VERSION for c in result.candidates)
     assert result.candidates[0].raw_chars == len(job_payload())
 
 
@@ -234,7 +235,8 @@ def test_teacher_reference_and_judgement_requests_carry_their_own_parameters() -
     result = asyncio.run(process_step(job, client, client, settings, get_similarity("exact")))
     teacher = [r for r in provider.requests if r.json_schema is not None]
     agent = [r for r in provider.requests if r.json_schema is None]
-    assert len(teacher) == 1 and len(agent) == 1 + result.judge_requests
+    assert len(teacher) == 1
+    assert len(agent) == 1 + result.judge_requests + result.control_requests
 
     [t] = teacher
     system, user = compressor_prompt(job)
@@ -264,11 +266,17 @@ def test_teacher_reference_and_judgement_requests_carry_their_own_parameters() -
         for j in judged
     )
     rendered = {c.candidate_index: c.rendered for c in result.candidates}
-    for request, row in zip(judged, result.judgements, strict=True):
-        expected = agent_context(job.traj, job.step, job.adapter, rendered[row.candidate_index])
-        assert list(request.messages) == expected
+    candidates = [row for row in result.judgements if not row.is_control]
+    expected = [
+        agent_context(job.traj, job.step, job.adapter, rendered[row.candidate_index])
+        for row in candidates
+    ]
+    if result.control_requests:  # the raw observation, judged as the control
+        expected.append(agent_context(job.traj, job.step, job.adapter))
+    sent = [list(request.messages) for request in judged]
+    assert sorted(map(repr, sent)) == sorted(map(repr, expected))
+    for request in judged:
         assert request.messages[:prefix] == reference.messages[:prefix]  # the cached prefix
-        assert request.messages[prefix] != reference.messages[prefix]  # the candidate in place
 
 
 # ---------------------------------------------------------------- semantic, sampled references

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.config import PipelineConfig
+from builder.control import REUSED
 from builder.llm.batch.backend import BATCH_DISCOUNT
 from builder.llm.cache import request_key
 from builder.llm.factory import price_table
@@ -211,6 +212,12 @@ def _step_estimates(
     judge_prompt = tokens - observation + observation * a.compression
     j.prompt_tokens += judge_prompt * judged
     j.completion_tokens_max += judged * settings.agent_max_tokens
+    if settings.control_mode != REUSED:  # the raw observation judged as the control
+        j.requests += 1
+        j.http_requests += 1
+        j.prompt_tokens += tokens
+        j.completion_tokens_max += settings.agent_max_tokens
+        judged += 1
     # the agent requests of a step share their prefix: the first pays it, the rest read it
     sends = agent_sends + judged
     if prefix >= MIN_CACHEABLE and sends > 1:

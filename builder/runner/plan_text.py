@@ -47,6 +47,8 @@ def render_plan(plan: Plan, cfg: PipelineConfig) -> str:
         "requests when both are cached) are not counted: they cost nothing.",
         "HTTP: OpenAI-compatible endpoints are assumed to honour n; Anthropic sends one "
         "request per sample.",
+        "the judge-reliability control adds one agent request per step on the raw context "
+        "(counted with the judgements), none when a reference sample is reused for it.",
     ]
     batched = [role for role in ("teacher", "agent") if getattr(cfg, role).batch]
     if batched:

@@ -90,7 +90,9 @@ PLACEHOLDER_VALUES = frozenset(
     }
 )  # fmt: skip
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_METAVAR = re.compile(r"[A-Z][A-Z0-9_\-]*|[A-Za-z]+")  # `--password PASSWORD`, `password: str`
+# `--password PASSWORD`, `password: str`, `SecretStr`, `getPassword`: words and names, while a
+# random mix of cases (`riXUTdSZZq`) is a password
+_METAVAR = re.compile(r"[A-Z][A-Z0-9_\-]*|[a-z]+|(?:[A-Z][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
 
 
 def secret_value(value: str) -> bool:

@@ -13,7 +13,7 @@ from builder.llm.protocol import ChatRequest
 from builder.observation import number_lines
 from schemas.trajectories import Message
 
-PROMPT_VERSION = "coact-v1"
+PROMPT_VERSION = "coact-v2"  # v2: schema with the exact union of kinds, strict-compatible
 DEFAULT_K = 8
 DEFAULT_TEMPERATURE = 1.0
 DEFAULT_MAX_TOKENS = 1024

@@ -243,9 +243,11 @@ def test_the_compressor_schema_root_union_goes_only_to_llama_cpp_json_object() -
     with FakeAPIServer(reject_json_schema=422) as server:
         provider = OpenAIProvider("gemma", base_url=server.base_url)
         complete(provider, request)
-        json_schema, json_object = (r["response_format"] for r in server.requests)
-    sent = json_schema["json_schema"]["schema"]
-    assert "anyOf" not in sent and sent["properties"] == COMPRESSOR_SCHEMA["properties"]
+        strict, json_schema, json_object = (r["response_format"] for r in server.requests)
+    assert strict["json_schema"]["strict"] is True and "strict" not in json_schema["json_schema"]
+    for refused in (strict, json_schema):
+        sent = refused["json_schema"]["schema"]
+        assert "anyOf" not in sent and sent["properties"] == COMPRESSOR_SCHEMA["properties"]
     assert json_object == {"type": "json_object", "schema": COMPRESSOR_SCHEMA}
     assert len(COMPRESSOR_SCHEMA["anyOf"]) == 3
 

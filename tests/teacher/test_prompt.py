@@ -72,8 +72,8 @@ def test_teacher_request_defaults_to_eight_structured_samples_at_temperature_one
 def test_schema_allows_exactly_the_three_kinds_and_their_content() -> None:
     assert COMPRESSOR_SCHEMA["properties"]["type"]["enum"] == list(KINDS)
     content = COMPRESSOR_SCHEMA["properties"]["content"]["anyOf"]
-    assert {c["type"] for c in content} == {"string", "array"}
-    assert COMPRESSOR_SCHEMA["required"] == ["type"]
+    assert {c["type"] for c in content} == {"string", "array", "null"}  # null: strict mode
+    assert COMPRESSOR_SCHEMA["required"] == ["type", "content"]  # strict: all listed
 
 
 def test_schema_compiles_to_a_llama_cpp_grammar() -> None:
@@ -89,7 +89,7 @@ def test_schema_compiles_to_a_llama_cpp_grammar() -> None:
 
 
 def test_prompt_version_is_a_stable_label() -> None:
-    assert PROMPT_VERSION == "coact-v1"
+    assert PROMPT_VERSION == "coact-v2"
 
 
 def test_range_pattern_accepts_what_the_parser_reads_and_the_prompt_shows() -> None:

@@ -11,6 +11,7 @@ from builder.teacher import prompt
 # sha256 of everything the teacher is shown, per version (see `fingerprint`)
 FINGERPRINTS = {
     "coact-v1": "1e3f20ff15958a99b99025e5fe76c4fd916ca337dbe3aa35df508b0e465fd82d",
+    "coact-v2": "028725c9944261bd23e68360e57b6b40a8492e3c2eccaeb5a24efc9fe4728fec",
 }
 
 
