@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -70,6 +71,9 @@ def test_core_on_two_real_trajectories_produces_joinable_tables(
     for table in (candidates, references, judgements):
         joined = table.join(step_keys, on=["trajectory_id", "step_index"], how="anti")
         assert joined.height == 0  # every row belongs to an eligible step
+    controls = judgements.filter(pl.col("is_control"))
+    assert controls.height == steps.height  # one control per eligible step
+    judgements = judgements.filter(~pl.col("is_control"))
     judged = judgements.join(
         candidates, on=["trajectory_id", "step_index", "candidate_index"], how="inner"
     )
@@ -135,14 +139,22 @@ def test_early_exit_against_the_real_model_gives_the_exhaustive_supervision(
     assert full.judge_requests == full.judge_requests_exhaustive == 3  # valid, unique candidates
     assert early.judge_requests <= full.judge_requests
     assert early.supervision == full.supervision
-    view = [(j.candidate_index, j.judge_order, j.reply, j.passed) for j in full.judgements]
-    assert [
-        (j.candidate_index, j.judge_order, j.reply, j.passed) for j in early.judgements
-    ] == view[: len(early.judgements)]
+
+    def rows(judgements: list[Any], control: bool) -> list[tuple[Any, ...]]:
+        return [
+            (j.candidate_index, j.judge_order, j.reply, j.passed)
+            for j in judgements
+            if j.is_control == control
+        ]
+
+    assert rows(early.judgements, True) == rows(full.judgements, True)  # the same control
+    view = rows(full.judgements, False)
+    judged_early = rows(early.judgements, False)
+    assert judged_early == view[: len(judged_early)]
     assert all(j.reply for j in full.judgements)  # the model really answered
-    passed = [j.judge_order for j in full.judgements if j.passed]
+    passed = [order for _, order, _, ok in view if ok]
     if passed:  # early exit stops right after the first pass
-        assert len(early.judgements) == passed[0] + 1
+        assert len(judged_early) == passed[0] + 1
         assert early.judge_requests == passed[0] + 1
     else:
-        assert len(early.judgements) == len(full.judgements)
+        assert len(judged_early) == len(view)

@@ -39,18 +39,23 @@ def test_a_crashed_server_is_reported_restarted_once_and_the_request_answered(
     with ManagedLlamaServer(gguf_path, n_ctx=2048) as server:
         provider = _supervised(server)
         first_url = provider.base_url
-        assert asyncio.run(provider.complete(ASK)).completions
-        _crash(server)
-        answer: ChatResponse = asyncio.run(provider.complete(ASK))
-        assert answer.completions and answer.completions[0].text is not None
-        assert provider.restarts == 1
-        assert provider.base_url != first_url  # a fresh process on a new port
+
+        async def scenario() -> None:  # one event loop: HTTP clients are bound to it
+            assert (await provider.complete(ASK)).completions
+            _crash(server)
+            answer: ChatResponse = await provider.complete(ASK)
+            assert answer.completions and answer.completions[0].text is not None
+            assert provider.restarts == 1
+            assert provider.base_url != first_url  # a fresh process on a new port
+            _crash(server)
+            with pytest.raises(
+                LocalServerDiedError, match=r"SIGSEGV.*\n(.|\n)*already been restarted"
+            ):
+                await provider.complete(ASK)
+
+        asyncio.run(scenario())
         assert "SIGSEGV" in caplog.text and "restarting it once" in caplog.text
         assert "its log" in provider.deaths[0]
-
-        _crash(server)
-        with pytest.raises(LocalServerDiedError, match=r"SIGSEGV.*\n(.|\n)*already been restarted"):
-            asyncio.run(provider.complete(ASK))
 
 
 def test_a_transient_error_from_a_live_server_is_left_to_the_client_to_retry(
@@ -63,7 +68,7 @@ def test_a_transient_error_from_a_live_server_is_left_to_the_client_to_retry(
                 server.model, base_url=url.replace(str(server.port), "9"), timeout=5
             ),  # nothing listens there: connection refused
         )
-        with pytest.raises(TransientLLMError, match="connection failed"):
+        with pytest.raises(TransientLLMError, match="connection failed|timed out"):
             asyncio.run(provider.complete(ASK))
         assert provider.restarts == 0 and server.exited() is None
 
