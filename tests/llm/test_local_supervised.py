@@ -68,7 +68,7 @@ def test_a_transient_error_from_a_live_server_is_left_to_the_client_to_retry(
                 server.model, base_url=url.replace(str(server.port), "9"), timeout=5
             ),  # nothing listens there: connection refused
         )
-        with pytest.raises(TransientLLMError, match="connection failed|timed out"):
+        with pytest.raises(TransientLLMError, match=r"connection failed|timed out"):
             asyncio.run(provider.complete(ASK))
         assert provider.restarts == 0 and server.exited() is None
 
