@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 # missing and we are root; elsewhere that test skips and says how to install it.
 test-deps:
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && apt-get install -y -qq chromium; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	fi
 
 test: setup test-deps
