@@ -17,6 +17,22 @@ from typing import Any
 from tests.llm.servers import FakeAPIServer
 from tests.paths import SAMPLES
 
+# the sort key of every table, to compare two runs row for row
+KEYS = {
+    "candidates": ["trajectory_id", "step_index", "candidate_index"],
+    "references": ["trajectory_id", "step_index", "reference_index"],
+    "judgements": ["trajectory_id", "step_index", "candidate_index"],
+    "supervision": ["trajectory_id", "step_index", "rank"],
+    "preferences": [
+        "trajectory_id",
+        "step_index",
+        "chosen_candidate_index",
+        "rejected_candidate_index",
+    ],
+    "trajectories": ["trajectory_id"],
+    "steps": ["trajectory_id", "step_index"],
+}
+
 _LINES = re.compile(r'<output lines="(\d+)">')
 _BASH = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 

@@ -18,19 +18,10 @@ from builder.config import load_config
 from builder.runner.run import run_pipeline
 from tests.llm.batch_servers import BatchAPIServer
 from tests.llm.servers import FakeAPIServer
-from tests.runner.nap_server import nap_server, nap_text, replicate_samples, run_config
+from tests.runner.nap_server import KEYS, nap_server, nap_text, replicate_samples, run_config
 
 TABLES = {
-    "candidates": ["trajectory_id", "step_index", "candidate_index"],
-    "references": ["trajectory_id", "step_index", "reference_index"],
-    "judgements": ["trajectory_id", "step_index", "candidate_index"],
-    "supervision": ["trajectory_id", "step_index", "rank"],
-    "preferences": [
-        "trajectory_id",
-        "step_index",
-        "chosen_candidate_index",
-        "rejected_candidate_index",
-    ],
+    t: KEYS[t] for t in ("candidates", "references", "judgements", "supervision", "preferences")
 }
 PRICES = {
     "fake-teacher": {"input": 2.0, "output": 8.0},

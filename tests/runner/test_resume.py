@@ -19,23 +19,9 @@ import pytest
 
 from builder.runner.shards import NAP_TABLES
 from tests.llm.servers import FakeAPIServer
-from tests.runner.nap_server import nap_server, replicate_samples, run_config
+from tests.runner.nap_server import KEYS, nap_server, replicate_samples, run_config
 
 CLI = [sys.executable, "-m", "builder.cli"]
-KEYS = {
-    "candidates": ["trajectory_id", "step_index", "candidate_index"],
-    "references": ["trajectory_id", "step_index", "reference_index"],
-    "judgements": ["trajectory_id", "step_index", "candidate_index"],
-    "supervision": ["trajectory_id", "step_index", "rank"],
-    "preferences": [
-        "trajectory_id",
-        "step_index",
-        "chosen_candidate_index",
-        "rejected_candidate_index",
-    ],
-    "trajectories": ["trajectory_id"],
-    "steps": ["trajectory_id", "step_index"],
-}
 
 
 @pytest.fixture(scope="module")
