@@ -151,6 +151,14 @@ class ManagedLlamaServer:
             "n_ctx": str(self._n_ctx),
             "n_threads": str(self._n_threads),
             "chat_format": CHAT_FORMAT_NAME,
+            # llama_cpp.server defaults to logits for every prompt position: with Gemma 3's
+            # 262k vocabulary that doubles prefill time and costs GBs of RAM, and nothing here
+            # asks the server for prompt log-probabilities (likelihood NAP runs in process).
+            "logits_all": "False",
+            "flash_attn": "True",
+            "cache": "True",
+            "cache_type": "ram",
+            "cache_size": str(2 << 30),
             "verbose": "False",
         }
         flags = [part for key, value in args.items() for part in (f"--{key}", value)]
