@@ -159,6 +159,23 @@ def _scalar_metadata(row: Mapping[str, Any], skip: set[str]) -> dict[str, Any]:
     }
 
 
+def tools_json(value: Any, where: str) -> str | None:
+    """The row's `tools` (OpenAI fine-tuning JSONL puts the tool schemas beside `messages`).
+
+    Replay sends them with every agent request, as the harness did; a list or its JSON text is
+    accepted, anything else is a broken record rather than silently dropped tools."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{where}: 'tools' is not valid JSON ({exc.msg})") from None
+    if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
+        raise RecordError(f"{where}: 'tools' must be a list of tool schemas (objects)")
+    return canonical_json(value) if value else None
+
+
 def record_from_row(
     row: Any, *, source: Source, index: int, fmt: str, mapping: ColumnMapping | None = None
 ) -> LoadResult:
@@ -171,13 +188,14 @@ def record_from_row(
         if mapping.messages not in row:
             raise RecordError(f"{where}: no {mapping.messages!r} column (keys: {sorted(row)[:10]})")
         messages = parse_messages(row[mapping.messages], where, mapping)
+        tools = tools_json(row.get("tools"), where)
     except RecordError as exc:
         return quarantine(source, index, fmt, exc)
     native = row.get(mapping.id)
     native_id = str(native) if native is not None else None
     model = row.get(mapping.model) if mapping.model else None
     resolved = row.get(mapping.resolved) if mapping.resolved else None
-    skip = {mapping.messages, mapping.id}
+    skip = {mapping.messages, mapping.id, "tools"}
     return TrajectoryRecord(
         trajectory_id=trajectory_id(fmt, native_id, messages),
         source_format=fmt,
@@ -189,7 +207,7 @@ def record_from_row(
         agent_model=str(model) if model is not None else None,
         task=task_from_messages(messages),
         system_prompt=system_prompt(messages),
-        tools=None,
+        tools=tools,
         messages=messages,
         resolved=resolved if isinstance(resolved, bool) else None,
         metadata=canonical_json(_scalar_metadata(row, skip)),

@@ -194,3 +194,33 @@ def test_does_not_claim_other_formats(relative: str) -> None:
 
 def test_detects_the_sample() -> None:
     assert ADAPTER.detect(Source(SWE_SMITH))
+
+
+def test_tools_beside_messages_are_kept_and_bad_tools_are_quarantined(tmp_path: Path) -> None:
+    tool = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}
+    messages = [{"role": "user", "content": "hi"}]
+    path = tmp_path / "tools.jsonl"
+    rows_in = [
+        {"instance_id": "a", "messages": messages, "tools": [tool]},
+        {"instance_id": "b", "messages": messages, "tools": json.dumps([tool])},
+        {"instance_id": "c", "messages": messages, "tools": {"name": "bash"}},
+        {"instance_id": "d", "messages": messages},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows_in))
+    rows = list(ADAPTER.load(Source(path)))
+    kinds = [type(r).__name__ for r in rows]
+    assert kinds == ["TrajectoryRecord", "TrajectoryRecord", "QuarantineRecord", "TrajectoryRecord"]
+    first, second, _, last = rows
+    assert isinstance(first, TrajectoryRecord) and isinstance(second, TrajectoryRecord)
+    assert first.tools is not None and json.loads(first.tools) == [tool]
+    assert second.tools == first.tools
+    assert isinstance(last, TrajectoryRecord) and last.tools is None
+    [bad] = quarantined(rows)
+    assert "record 2" in bad.message and "'tools'" in bad.message
+
+
+def test_the_project_sample_declares_its_bash_tool() -> None:
+    sample = Path(__file__).resolve().parents[2] / "builder/samples/chat-messages/textstats.jsonl"
+    raw = json.loads(sample.read_text().splitlines()[0])
+    [record] = trajectories(ADAPTER.load(Source(sample)))
+    assert record.tools is not None and json.loads(record.tools) == raw["tools"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from builder.llm.chat_template import messages_from_openai, parse_tool_calls, render
-from builder.llm.local.serve import with_tool_calls
+from builder.llm.local.serve import close_cut_tool_call, with_tool_calls
 from schemas.trajectories import Message, ToolCall
 
 LS_TOOL = {
@@ -156,3 +156,13 @@ def test_server_responses_get_tool_call_blocks_as_openai_tool_calls() -> None:
         "message": {"role": "assistant", "content": "no call here"},
         "finish_reason": "stop",
     }
+
+
+def test_a_call_cut_at_its_stop_string_is_closed_again_and_parsed() -> None:
+    cut = 'I will look. <tool_call>{"name": "bash", "arguments": {"command": "ls -la"}}'
+    response = {"choices": [{"message": {"role": "assistant", "content": cut}}]}
+    [choice] = with_tool_calls(close_cut_tool_call(response))["choices"]
+    assert choice["message"]["content"] == "I will look."
+    assert choice["message"]["tool_calls"][0]["function"]["arguments"] == '{"command": "ls -la"}'
+    whole = {"choices": [{"message": {"role": "assistant", "content": cut + "</tool_call>"}}]}
+    assert close_cut_tool_call(whole)["choices"][0]["message"]["content"].count("</tool_call>") == 1

@@ -40,6 +40,19 @@ def with_tool_calls(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
+TOOL_CALL_END = "</tool_call>"
+
+
+def close_cut_tool_call(response: dict[str, Any]) -> dict[str, Any]:
+    """Put back the `</tool_call>` that stopped generation (stop strings are not returned)."""
+    for choice in response.get("choices", ()):
+        message = choice.get("message", {})
+        content = message.get("content") or ""
+        if content.count("<tool_call>") > content.count(TOOL_CALL_END):
+            message["content"] = content + TOOL_CALL_END
+    return response
+
+
 def register_chat_format() -> None:
     """Make `--chat_format nap-gemma` available to llama.cpp in this process."""
     from llama_cpp.llama_chat_format import (
@@ -52,14 +65,18 @@ def register_chat_format() -> None:
         messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, **_: Any
     ) -> ChatFormatterResponse:
         prompt = render(messages_from_openai(messages), tools)
-        return ChatFormatterResponse(prompt=prompt, stop=list(STOP))
+        # With tools, the turn ends at its first complete call: a small model otherwise goes on
+        # to invent the tool's response, which costs decode time and is thrown away anyway.
+        # (So the embedded model makes one call per turn.)
+        stop = [*STOP, TOOL_CALL_END] if tools else list(STOP)
+        return ChatFormatterResponse(prompt=prompt, stop=stop)
 
     generate = chat_formatter_to_chat_completion_handler(cast(Any, format_nap_gemma))
 
     def handler(**kwargs: Any) -> Any:
         result = generate(**kwargs)
         if kwargs.get("tools") and isinstance(result, dict):  # streams are passed through
-            return with_tool_calls(cast(dict[str, Any], result))
+            return with_tool_calls(close_cut_tool_call(cast(dict[str, Any], result)))
         return result
 
     LlamaChatCompletionHandlerRegistry().register_chat_completion_handler(

@@ -52,6 +52,10 @@ class SupervisedServerProvider:
         self._generation = 0
         self._lock = asyncio.Lock()
 
+    async def aclose(self) -> None:
+        """Close the connections to the current server (an unclosed aiohttp session warns)."""
+        await self._inner.aclose()
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         generation = self._generation
         try:
@@ -80,6 +84,7 @@ class SupervisedServerProvider:
                 )
             log.error("%s\nrestarting it once", report)
             await asyncio.to_thread(self.server.restart)
+            await self._inner.aclose()  # its server is gone; only its sockets are left
             self._inner = self._connect(self.server.base_url)
             self.base_url = self._inner.base_url
             self.restarts += 1
