@@ -39,6 +39,7 @@ from mining_editor import (  # noqa: E402
     s_view_shell,
     s_view_wider,
 )
+from mining_more import DIFFERENT_MORE, SAME_MORE  # noqa: E402
 from mining_raw import Spec, category, trajectories  # noqa: E402
 from mining_shell import (  # noqa: E402
     Rewrite,
@@ -94,6 +95,14 @@ DIFFERENT_REWRITES: list[Rewrite] = [
     d_rm_subset,
 ]
 
+# (rewrites, label, source kind); the second round was added later and only appends pairs
+ROUNDS: list[tuple[list[Rewrite], bool, str]] = [
+    (SAME_REWRITES, True, "rewrite"),
+    (DIFFERENT_REWRITES, False, "rewrite"),
+    (SAME_MORE, True, "rewrite2"),
+    (DIFFERENT_MORE, False, "rewrite2"),
+]
+
 # follow pairs judged the same action after reading them: (trajectory, index of the first) -> why
 FOLLOW_SAME: dict[tuple[str, int], str] = {
     ("swe-agent/marshmallow-code__marshmallow-1867.traj", 6): (
@@ -137,7 +146,8 @@ def _first(rewrites: list[Rewrite], spec: Spec, ctx: list[Spec], start: int) -> 
 
 
 def mine() -> list[dict]:
-    """Every mined row: follow pairs, then one same and one different rewrite per action."""
+    """Every mined row: follow pairs, then one same and one different rewrite per action and
+    round."""
     rows: list[dict] = []
     seen: set[str] = set()
     for name, specs in trajectories():
@@ -147,10 +157,10 @@ def mine() -> list[dict]:
                 why = FOLLOW_SAME.get((name, i))
                 reason = why or "the action that actually followed: another step of the work"
                 pairs.append((spec, specs[i + 1], why is not None, reason, f"follow:{name}#{i}"))
-            for rewrites, same in ((SAME_REWRITES, True), (DIFFERENT_REWRITES, False)):
+            for rewrites, same, kind in ROUNDS:
                 out = _first(rewrites, spec, specs, i)
                 if out is not None:
-                    pairs.append((spec, out[0], same, out[1], f"rewrite:{name}#{i}"))
+                    pairs.append((spec, out[0], same, out[1], f"{kind}:{name}#{i}"))
             for a, b, same, reason, source in pairs:
                 key = json.dumps([a, b], sort_keys=True)
                 if key not in seen:

@@ -46,11 +46,12 @@ SHOWN: dict[str, dict[str, str]] = {
 
 
 def shown_flags(program: str, flags: frozenset[str]) -> frozenset[str]:
-    """The flags of `program` that change what it shows, canonical, with their values."""
+    """The flags of `program` that change what it shows, canonical, with their values; the
+    flags of a `find` feeding it (`find-type=d`, see `programs.narrowed`) count too."""
+    out = {flag for flag in flags if flag.startswith("find-")}
     table = SHOWN.get(program)
     if not table:
-        return frozenset()
-    out = set()
+        return frozenset(out)
     for flag in flags:
         name, eq, value = flag.partition("=")
         canonical = table.get(name)

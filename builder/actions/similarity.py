@@ -222,6 +222,8 @@ def _evidence(x: Features, y: Features, intent: str) -> list[tuple[float, float,
     if x.stages or y.stages:
         value = stage_similarity(x.stages, y.stages)
         add("stages", value, value < 0.8)
+    if x.end != y.end:  # the last lines of an output are not its first lines
+        add("stages", 0.0, True)
     if x.sink is not None or y.sink is not None:
         value = float(x.sink == y.sink)
         add("sink", value, not value)

@@ -166,6 +166,7 @@ def test_real_trajectory_commands_parse_and_match_themselves() -> None:
 
 ROWS = [json.loads(line) for line in LABELS_PATH.read_text(encoding="utf-8").splitlines()]
 HOLDOUT = [p for p in PAIRS if p.split == "holdout"]
+MINED = ("follow:", "rewrite:", "rewrite2:")  # sources of pairs mined from the samples
 CATEGORIES = {"read", "search", "edit", "run", "vcs", "list", "submit", "editor", "swe-agent"}
 
 
@@ -174,7 +175,7 @@ def test_labelled_table_is_large_categorised_explained_and_mostly_real() -> None
     assert 0.3 < sum(r["same"] for r in ROWS) / len(ROWS) < 0.7
     assert all(r["reason"].strip() and r["category"] for r in ROWS)
     assert {r["category"] for r in ROWS} >= CATEGORIES
-    mined = [r for r in ROWS if r["source"].startswith(("follow:", "rewrite:"))]
+    mined = [r for r in ROWS if r["source"].startswith(MINED)]
     assert len(mined) >= len(ROWS) / 2  # pairs built from real trajectory actions
     assert sum(r["source"].startswith("follow:") for r in ROWS) >= 100  # actions that followed
 
@@ -192,7 +193,7 @@ def test_mined_rows_quote_real_actions_of_the_samples() -> None:
     """Every mined pair's first action occurs verbatim in the raw sample it names."""
     texts: dict[str, str] = {}
     for row in ROWS:
-        if not row["source"].startswith(("follow:", "rewrite:")):
+        if not row["source"].startswith(MINED):
             continue
         name = row["source"].split(":", 1)[1].rsplit("#", 1)[0]
         folder, _, file = name.partition("/")
@@ -243,5 +244,5 @@ def test_mined_rows_are_what_the_committed_miner_produces_from_the_raw_files() -
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    mined = [r for r in ROWS if r["source"].startswith(("follow:", "rewrite:"))]
+    mined = [r for r in ROWS if r["source"].startswith(MINED)]
     assert module.mine() == mined
