@@ -60,6 +60,7 @@ from mining_shell import (  # noqa: E402
     s_root_path,
     s_stderr,
 )
+from mining_third import DIFFERENT_THIRD, SAME_THIRD  # noqa: E402
 
 from builder.actions.labelled import LABELS_PATH, split_of  # noqa: E402
 
@@ -95,12 +96,14 @@ DIFFERENT_REWRITES: list[Rewrite] = [
     d_rm_subset,
 ]
 
-# (rewrites, label, source kind); the second round was added later and only appends pairs
+# (rewrites, label, source kind); later rounds were added later and only append pairs
 ROUNDS: list[tuple[list[Rewrite], bool, str]] = [
     (SAME_REWRITES, True, "rewrite"),
     (DIFFERENT_REWRITES, False, "rewrite"),
     (SAME_MORE, True, "rewrite2"),
     (DIFFERENT_MORE, False, "rewrite2"),
+    (SAME_THIRD, True, "rewrite3"),
+    (DIFFERENT_THIRD, False, "rewrite3"),
 ]
 
 # follow pairs judged the same action after reading them: (trajectory, index of the first) -> why

@@ -58,3 +58,18 @@ def shown_flags(program: str, flags: frozenset[str]) -> frozenset[str]:
         if canonical is not None:
             out.add(f"{canonical}={value}" if eq else canonical)
     return frozenset(out)
+
+
+# file-scope globs: `--include=*.py` and none search nearly the same files of a Python repo,
+# but two different globs (`*.py`, `*.pyx`) search different files
+SCOPE_GLOBS = ("--include", "--exclude")
+
+
+def scope_conflict(xs: frozenset[str], ys: frozenset[str]) -> bool:
+    """True when both sides restrict the searched files by a glob and the globs differ."""
+    for key in SCOPE_GLOBS:
+        gx = {f.partition("=")[2] for f in xs if f.partition("=")[0] == key}
+        gy = {f.partition("=")[2] for f in ys if f.partition("=")[0] == key}
+        if gx and gy and gx != gy:
+            return True
+    return False

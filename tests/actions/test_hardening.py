@@ -182,3 +182,21 @@ def test_tail_of_found_things_and_find_type_under_xargs_are_other_actions(a: str
 )
 def test_head_of_found_things_and_tail_of_a_run_stay_the_same(a: str, b: str) -> None:
     assert semantic(sh(a), sh(b)) >= THETA
+
+
+# found on the design split of the third mining round (benchmarks/mining_third.py)
+def test_two_different_include_globs_search_other_files() -> None:
+    a = 'grep -r "\\.freq" --include="*.py" pandas/core'
+    assert semantic(sh(a), sh(a.replace("*.py", "*.pyx"))) < THETA
+    assert semantic(sh(a), sh(a.replace('--include="*.py"', "--include '*.py'"))) == 1.0
+    assert semantic(sh(a), sh('grep -r "\\.freq" pandas/core')) >= THETA  # one side unscoped
+
+
+def test_a_file_of_the_same_name_in_another_directory_is_another_file() -> None:
+    a = ed(command="view", path="/testbed/moto/cognitoidentity/responses.py")
+    b = ed(command="view", path="/testbed/moto/core/responses.py")
+    assert semantic(a, b) < THETA
+    assert (
+        semantic(a, ed(command="view", path="/testbed/./moto/cognitoidentity/responses.py"))
+        >= THETA
+    )

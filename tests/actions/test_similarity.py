@@ -166,7 +166,7 @@ def test_real_trajectory_commands_parse_and_match_themselves() -> None:
 
 ROWS = [json.loads(line) for line in LABELS_PATH.read_text(encoding="utf-8").splitlines()]
 HOLDOUT = [p for p in PAIRS if p.split == "holdout"]
-MINED = ("follow:", "rewrite:", "rewrite2:")  # sources of pairs mined from the samples
+MINED = ("follow:", "rewrite:", "rewrite2:", "rewrite3:")  # sources of pairs mined from the samples
 CATEGORIES = {"read", "search", "edit", "run", "vcs", "list", "submit", "editor", "swe-agent"}
 
 
