@@ -210,16 +210,12 @@ def test_mined_rows_quote_real_actions_of_the_samples() -> None:
 
 
 def test_semantic_meets_the_floors_on_the_held_out_split() -> None:
-    """Held out, at the default threshold. Target precision 0.98: measured 0.971 (67 of 69
-    "same" right) at the first look after tuning on the design split; see the xfail below."""
+    """Held out, at the default threshold, the floors of issue 10: precision of "same" 0.98,
+    recall 0.85. Measured 0.983 / 0.983 (116 of 118 "same" right, 2 false "same") after the
+    second and third mining rounds; the first 203 held-out pairs gave 0.971 (67 of 69)."""
     result = agreement(semantic, HOLDOUT, threshold=0.65)
-    assert result.precision >= 0.97, result.as_dict()
+    assert result.precision >= 0.98, result.as_dict()
     assert result.recall >= 0.85, result.as_dict()
-
-
-@pytest.mark.xfail(strict=True, reason="held-out precision 0.971 < 0.98 (2 false 'same' of 69)")
-def test_semantic_reaches_the_precision_target_on_the_held_out_split() -> None:
-    assert agreement(semantic, HOLDOUT, threshold=0.65).precision >= 0.98
 
 
 def test_semantic_on_the_design_split() -> None:
