@@ -39,6 +39,7 @@ from mining_editor import (  # noqa: E402
     s_view_shell,
     s_view_wider,
 )
+from mining_more import DIFFERENT_MORE, SAME_MORE  # noqa: E402
 from mining_raw import Spec, category, trajectories  # noqa: E402
 from mining_shell import (  # noqa: E402
     Rewrite,
@@ -59,6 +60,7 @@ from mining_shell import (  # noqa: E402
     s_root_path,
     s_stderr,
 )
+from mining_third import DIFFERENT_THIRD, SAME_THIRD  # noqa: E402
 
 from builder.actions.labelled import LABELS_PATH, split_of  # noqa: E402
 
@@ -92,6 +94,16 @@ DIFFERENT_REWRITES: list[Rewrite] = [
     d_redirect,
     d_other_script,
     d_rm_subset,
+]
+
+# (rewrites, label, source kind); later rounds were added later and only append pairs
+ROUNDS: list[tuple[list[Rewrite], bool, str]] = [
+    (SAME_REWRITES, True, "rewrite"),
+    (DIFFERENT_REWRITES, False, "rewrite"),
+    (SAME_MORE, True, "rewrite2"),
+    (DIFFERENT_MORE, False, "rewrite2"),
+    (SAME_THIRD, True, "rewrite3"),
+    (DIFFERENT_THIRD, False, "rewrite3"),
 ]
 
 # follow pairs judged the same action after reading them: (trajectory, index of the first) -> why
@@ -137,7 +149,8 @@ def _first(rewrites: list[Rewrite], spec: Spec, ctx: list[Spec], start: int) -> 
 
 
 def mine() -> list[dict]:
-    """Every mined row: follow pairs, then one same and one different rewrite per action."""
+    """Every mined row: follow pairs, then one same and one different rewrite per action and
+    round."""
     rows: list[dict] = []
     seen: set[str] = set()
     for name, specs in trajectories():
@@ -147,10 +160,10 @@ def mine() -> list[dict]:
                 why = FOLLOW_SAME.get((name, i))
                 reason = why or "the action that actually followed: another step of the work"
                 pairs.append((spec, specs[i + 1], why is not None, reason, f"follow:{name}#{i}"))
-            for rewrites, same in ((SAME_REWRITES, True), (DIFFERENT_REWRITES, False)):
+            for rewrites, same, kind in ROUNDS:
                 out = _first(rewrites, spec, specs, i)
                 if out is not None:
-                    pairs.append((spec, out[0], same, out[1], f"rewrite:{name}#{i}"))
+                    pairs.append((spec, out[0], same, out[1], f"{kind}:{name}#{i}"))
             for a, b, same, reason, source in pairs:
                 key = json.dumps([a, b], sort_keys=True)
                 if key not in seen:

@@ -100,6 +100,10 @@ def _stdout_target(cmd: SimpleCommand) -> str | None:
 def _stage(unit: Features, cmd: SimpleCommand) -> Features:
     """A filter that changes what is shown becomes a stage of the unit (compared in order)."""
     prog = program(cmd.name)
+    if prog == "tail" and unit.intent in (it.SEARCH, it.LIST):
+        # of found things `head` keeps the start the agent sees anyway, `tail` other ones;
+        # a run's tail is its summary, mere output shaping
+        return replace(unit, end="tail")
     if prog in _SOFT_FILTERS:
         return unit
     flags, pos = split_flags(prog, cmd.args)
@@ -143,7 +147,7 @@ def _apply_filter(unit: Features, cmd: SimpleCommand) -> Features:
     if prog == "xargs":
         inner = command_features(_xargs_inner(cmd))
         if inner.intent in (it.SEARCH, it.MODIFY, it.READ, it.RUN):
-            return narrowed(inner, unit.files or inner.files, unit.patterns)
+            return narrowed(inner, unit.files or inner.files, unit.patterns, unit.flags)
         return unit
     if prog == "tee" and unit.intent == it.OUTPUT:
         return replace(command_features(cmd), content=unit.content)

@@ -46,14 +46,30 @@ SHOWN: dict[str, dict[str, str]] = {
 
 
 def shown_flags(program: str, flags: frozenset[str]) -> frozenset[str]:
-    """The flags of `program` that change what it shows, canonical, with their values."""
+    """The flags of `program` that change what it shows, canonical, with their values; the
+    flags of a `find` feeding it (`find-type=d`, see `programs.narrowed`) count too."""
+    out = {flag for flag in flags if flag.startswith("find-")}
     table = SHOWN.get(program)
     if not table:
-        return frozenset()
-    out = set()
+        return frozenset(out)
     for flag in flags:
         name, eq, value = flag.partition("=")
         canonical = table.get(name)
         if canonical is not None:
             out.add(f"{canonical}={value}" if eq else canonical)
     return frozenset(out)
+
+
+# file-scope globs: `--include=*.py` and none search nearly the same files of a Python repo,
+# but two different globs (`*.py`, `*.pyx`) search different files
+SCOPE_GLOBS = ("--include", "--exclude")
+
+
+def scope_conflict(xs: frozenset[str], ys: frozenset[str]) -> bool:
+    """True when both sides restrict the searched files by a glob and the globs differ."""
+    for key in SCOPE_GLOBS:
+        gx = {f.partition("=")[2] for f in xs if f.partition("=")[0] == key}
+        gy = {f.partition("=")[2] for f in ys if f.partition("=")[0] == key}
+        if gx and gy and gx != gy:
+            return True
+    return False

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from builder.actions import intent as it
 from builder.actions.bashparse import SimpleCommand
+from builder.actions.flags import shown_flags
 from builder.actions.git import git_features
 from builder.actions.normalize import program, resolve, split_flags
 from builder.actions.records import SUBMIT_FEATURES, WHOLE, Features, LineRange
@@ -223,7 +224,7 @@ def _find(prog: str, cmd: SimpleCommand) -> Features:
             flags.add(tok)
     files = _paths(starts or ["."], cmd.cwd)
     if inner is not None and inner.intent == it.SEARCH:
-        return narrowed(inner, files, frozenset(patterns))
+        return narrowed(inner, files, frozenset(patterns), frozenset(flags))
     intent = it.SEARCH if patterns else it.LIST
     return Features(
         intent=intent,
@@ -235,9 +236,16 @@ def _find(prog: str, cmd: SimpleCommand) -> Features:
     )
 
 
-def narrowed(inner: Features, files: frozenset[str], names: frozenset[str]) -> Features:
-    """`find ... -name X | xargs grep P`: a grep over the found files; names become filters."""
-    return replace(inner, files=files, flags=inner.flags | {f"-name={n}" for n in names})
+def narrowed(
+    inner: Features,
+    files: frozenset[str],
+    names: frozenset[str],
+    find_flags: frozenset[str] = frozenset(),
+) -> Features:
+    """`find ... -name X | xargs grep P`: a grep over the found files; names become filters,
+    and find's own flags that change what is found (`-type d`) are kept as `find-type=d`."""
+    scope = {f"find{f}" for f in shown_flags("find", find_flags)}
+    return replace(inner, files=files, flags=inner.flags | {f"-name={n}" for n in names} | scope)
 
 
 _HANDLERS = {

@@ -34,6 +34,7 @@ class Features:
     revisions: frozenset[str] = frozenset()  # git revisions/ranges and view options (--cached)
     stages: tuple[str, ...] = ()  # downstream filters that change what is shown (`| wc -l`)
     sink: str | None = None  # where stdout goes instead of the agent's screen (`> out.txt`)
+    end: str | None = None  # "tail": only the last lines of the output are shown (`| tail -5`)
     flags: frozenset[str] = frozenset()
     editor: bool = False  # came from an editor tool (field-wise comparison applies)
 

@@ -48,7 +48,7 @@ from builder.actions.evidence import (
     text_similarity,
 )
 from builder.actions.features import Features, action_features
-from builder.actions.flags import shown_flags
+from builder.actions.flags import scope_conflict, shown_flags
 from builder.actions.normalize import action_key, collapse_ws
 from builder.errors import ConfigError
 from builder.formats.base import SHELL_TOOLS
@@ -222,6 +222,8 @@ def _evidence(x: Features, y: Features, intent: str) -> list[tuple[float, float,
     if x.stages or y.stages:
         value = stage_similarity(x.stages, y.stages)
         add("stages", value, value < 0.8)
+    if x.end != y.end:  # the last lines of an output are not its first lines
+        add("stages", 0.0, True)
     if x.sink is not None or y.sink is not None:
         value = float(x.sink == y.sink)
         add("sink", value, not value)
@@ -230,6 +232,7 @@ def _evidence(x: Features, y: Features, intent: str) -> list[tuple[float, float,
         add("op", value, not value)
     if x.verb == y.verb and (x.flags or y.flags):
         shown = shown_flags(x.verb, x.flags) == shown_flags(y.verb, y.flags)
+        shown = shown and not scope_conflict(x.flags, y.flags)
         add("flags", jaccard(x.flags, y.flags), not shown)
     return out
 

@@ -150,3 +150,53 @@ def test_normalized_knows_cd_and_trailing_slash_equivalences(a: str, b: str) -> 
 )
 def test_normalized_keeps_cd_where_it_changes_the_command(a: str, b: str) -> None:
     assert get_similarity("normalized")(sh(a), sh(b)) == 0.0
+
+
+# found on the design split of the second mining round (benchmarks/mining_more.py)
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ('grep -r "def loc" pandas/core | head -10', 'grep -r "def loc" pandas/core | tail -10'),
+        ('find . -name "*.py" | grep -v tests | head -20', 'find . -name "*.py" | tail -20'),
+        (
+            'find /testbed -type f -name "*.py" | xargs grep -l "DatetimeIndex"',
+            'find /testbed -type d -name "*.py" | xargs grep -l "DatetimeIndex"',
+        ),
+    ],
+)
+def test_tail_of_found_things_and_find_type_under_xargs_are_other_actions(a: str, b: str) -> None:
+    assert semantic(sh(a), sh(b)) < THETA
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ('grep -r "def loc" pandas/core | head -10', 'grep -r "def loc" pandas/core | head -n 10'),
+        ('grep -r "def loc" pandas/core | head -10', 'grep -r "def loc" pandas/core'),
+        ("python reproduce.py 2>&1 | tail -20", "python reproduce.py"),  # a run's summary
+        (
+            'find /testbed -type f -name "*.py" | xargs grep -l "DatetimeIndex"',
+            'find /testbed -name "*.py" -type f | xargs grep -l DatetimeIndex',
+        ),
+    ],
+)
+def test_head_of_found_things_and_tail_of_a_run_stay_the_same(a: str, b: str) -> None:
+    assert semantic(sh(a), sh(b)) >= THETA
+
+
+# found on the design split of the third mining round (benchmarks/mining_third.py)
+def test_two_different_include_globs_search_other_files() -> None:
+    a = 'grep -r "\\.freq" --include="*.py" pandas/core'
+    assert semantic(sh(a), sh(a.replace("*.py", "*.pyx"))) < THETA
+    assert semantic(sh(a), sh(a.replace('--include="*.py"', "--include '*.py'"))) == 1.0
+    assert semantic(sh(a), sh('grep -r "\\.freq" pandas/core')) >= THETA  # one side unscoped
+
+
+def test_a_file_of_the_same_name_in_another_directory_is_another_file() -> None:
+    a = ed(command="view", path="/testbed/moto/cognitoidentity/responses.py")
+    b = ed(command="view", path="/testbed/moto/core/responses.py")
+    assert semantic(a, b) < THETA
+    assert (
+        semantic(a, ed(command="view", path="/testbed/./moto/cognitoidentity/responses.py"))
+        >= THETA
+    )
