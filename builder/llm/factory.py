@@ -13,7 +13,6 @@ from pathlib import Path
 
 from builder.config import EndpointConfig, PipelineConfig
 from builder.errors import ConfigError
-from builder.llm.anthropic_provider import AnthropicProvider
 from builder.llm.batch.queue import BatchQueue
 from builder.llm.budget import Budget, ledger_path
 from builder.llm.cache import RequestCache
@@ -195,7 +194,10 @@ def _batch_queue(
         provider = providers[role]
         if isinstance(provider, OpenAIProvider):
             backends[role] = OpenAIBatch(provider)
-        elif isinstance(provider, AnthropicProvider):
+        elif endpoints[role].provider == "anthropic":
+            from builder.llm.anthropic_provider import AnthropicProvider
+
+            assert isinstance(provider, AnthropicProvider)
             backends[role] = AnthropicBatch(provider)
     if not backends:
         return None
