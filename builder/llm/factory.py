@@ -179,6 +179,8 @@ def _batch_queue(
     budget: Budget,
 ) -> BatchQueue | None:
     """The batch queue of the roles with `batch: true` (None when no role is batched)."""
+    if not (cfg.teacher.batch or cfg.agent.batch):
+        return None  # before the imports: the Anthropic SDK alone costs 1-2 s of CPU to load
     from builder.llm.batch.anthropic_batch import AnthropicBatch
     from builder.llm.batch.backend import BATCH_DISCOUNT, BatchBackend
     from builder.llm.batch.ledger import BatchLedger
