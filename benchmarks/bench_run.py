@@ -11,6 +11,10 @@ after `--latency` seconds. For each transport (httpx, aiohttp under the OpenAI S
 - in flight: requests being served at the server, averaged over the NAP stage's time span,
   as a fraction of the concurrency limit.
 Targets: whole run <= 1.25x the floor, >= 95% of the concurrency limit in flight.
+Job size: `--copies 40` is 80 trajectories, 320 eligible steps, about 1,600 requests (a floor
+of about 5.4 s at 0.2 s and 64 in flight); larger `--copies` amortise process start, ingest and
+the report. `run_cpu_ratio_to_floor` (the run's CPU seconds over the floor's wall seconds) is the
+ratio the run could not beat on one core even on an idle machine: compare it when load is high.
 `--sequential` adds the old one-step-at-a-time baseline (slow: requests x latency).
 
     python benchmarks/bench_run.py [--copies 40] [--latency 0.2] [--concurrency 64]
@@ -179,6 +183,9 @@ def measure(
         "start_report_plots_s": round(wall - stages["nap"] - stages["ingest"], 2),
         "floor_s": round(floor, 2),
         "run_ratio_to_floor": round(wall / floor, 2),
+        # a lower bound on the ratio that load cannot move: the run's CPU seconds alone, as if
+        # it had one core to itself and waited for nothing
+        "run_cpu_ratio_to_floor": round(cpu / floor, 2),
         "nap_ratio_to_floor": round(stages["nap"] / floor, 2),
         "in_flight_fraction": round(served["mean_in_flight"] / args.concurrency, 3),
         "floor_in_flight_fraction": round(floor_served["mean_in_flight"] / args.concurrency, 3),

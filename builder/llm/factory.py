@@ -13,7 +13,6 @@ from pathlib import Path
 
 from builder.config import EndpointConfig, PipelineConfig
 from builder.errors import ConfigError
-from builder.llm.anthropic_provider import AnthropicProvider
 from builder.llm.batch.queue import BatchQueue
 from builder.llm.budget import Budget, ledger_path
 from builder.llm.cache import RequestCache
@@ -180,6 +179,8 @@ def _batch_queue(
     budget: Budget,
 ) -> BatchQueue | None:
     """The batch queue of the roles with `batch: true` (None when no role is batched)."""
+    if not (cfg.teacher.batch or cfg.agent.batch):
+        return None  # before the imports: the Anthropic SDK alone costs 1-2 s of CPU to load
     from builder.llm.batch.anthropic_batch import AnthropicBatch
     from builder.llm.batch.backend import BATCH_DISCOUNT, BatchBackend
     from builder.llm.batch.ledger import BatchLedger
@@ -195,7 +196,10 @@ def _batch_queue(
         provider = providers[role]
         if isinstance(provider, OpenAIProvider):
             backends[role] = OpenAIBatch(provider)
-        elif isinstance(provider, AnthropicProvider):
+        elif endpoints[role].provider == "anthropic":
+            from builder.llm.anthropic_provider import AnthropicProvider
+
+            assert isinstance(provider, AnthropicProvider)
             backends[role] = AnthropicBatch(provider)
     if not backends:
         return None
