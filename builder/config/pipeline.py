@@ -35,6 +35,7 @@ HASH_EXCLUDED = (
     "cache",
     "execution",
     "output.dir",
+    "output.local_dir",
     "output.progress",
     "publish",
     "teacher.api_key_env",
