@@ -63,6 +63,6 @@ def localize_input(path: str) -> str:
     files = [i for i in filesystem.get_file_info(selector) if i.type == pafs.FileType.File]
     if not files:
         raise ConfigError(f"input {redacted(path)}: the prefix holds no objects")
-    fetched = sum(_fetch(filesystem, i, root / i.path[len(base) + 1 :]) for i in files)
-    log.info("input %s: %d of %d objects downloaded", redacted(path), fetched, len(files))
+    count = sum(_fetch(filesystem, i, root / i.path[len(base) + 1 :]) for i in files)
+    log.info("input %s: %d of %d objects downloaded", redacted(path), count, len(files))
     return str(root)

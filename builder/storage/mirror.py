@@ -70,9 +70,7 @@ def bound_uri(local: Path) -> str | None:
 def _remote_files(filesystem: pafs.FileSystem, base: str) -> dict[str, pafs.FileInfo]:
     selector = pafs.FileSelector(base, allow_not_found=True, recursive=True)
     infos = filesystem.get_file_info(selector)
-    return {
-        i.path[len(base) + 1 :]: i for i in infos if i.type == pafs.FileType.File
-    }
+    return {i.path[len(base) + 1 :]: i for i in infos if i.type == pafs.FileType.File}
 
 
 def _stamp(path: Path, info: pafs.FileInfo) -> None:

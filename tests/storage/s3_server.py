@@ -27,7 +27,9 @@ def s3_server(monkeypatch: pytest.MonkeyPatch, *buckets: str) -> Iterator[pafs.S
         "AWS_ENDPOINT_URL": endpoint,
     }.items():
         monkeypatch.setenv(name, value)
-    client = pafs.S3FileSystem(endpoint_override=endpoint, scheme="http", allow_bucket_creation=True)
+    client = pafs.S3FileSystem(
+        endpoint_override=endpoint, scheme="http", allow_bucket_creation=True
+    )
     for bucket in buckets:
         client.create_dir(bucket)
     try:

@@ -61,9 +61,10 @@ def test_a_run_on_s3_writes_the_local_run_tables_and_resumes_from_the_store(
             stored
         )
         assert not [k for k in stored if ".sqlite" in k or k.startswith("cache/")]
-        assert "s3://runs/nap" in client.open_input_stream(
-            "runs/nap/config.resolved.yaml"
-        ).read().decode()
+        assert (
+            "s3://runs/nap"
+            in client.open_input_stream("runs/nap/config.resolved.yaml").read().decode()
+        )
         for table in (*NAP_TABLES, "steps"):
             mine = pl.read_parquet(local_out / table / "*.parquet").sort(KEYS[table])
             assert _store_table(client, "runs/nap", table).equals(mine), table
@@ -88,6 +89,6 @@ def test_a_run_on_s3_writes_the_local_run_tables_and_resumes_from_the_store(
         assert 0 < server.count - before < requests_s3
         assert marker in store_files(client, "runs/nap")
         supervision = _store_table(client, "runs/nap", "supervision")
-        assert supervision.equals(pl.read_parquet(local_out / "supervision" / "*.parquet").sort(
-            KEYS["supervision"]
-        ))
+        assert supervision.equals(
+            pl.read_parquet(local_out / "supervision" / "*.parquet").sort(KEYS["supervision"])
+        )
