@@ -11,6 +11,7 @@ import pytest
 from pyarrow import fs as pafs
 
 moto_server = pytest.importorskip("moto.server")
+SECRET = "nap-dummy-s3-secret-k3y"  # searched for in logs: it must never appear
 
 
 @contextmanager
@@ -22,7 +23,7 @@ def s3_server(monkeypatch: pytest.MonkeyPatch, *buckets: str) -> Iterator[pafs.S
     endpoint = f"http://{host}:{port}"
     for name, value in {
         "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ENDPOINT_URL": endpoint,
     }.items():
