@@ -46,6 +46,20 @@ def test_an_object_store_output_dir_is_kept_as_its_uri(tmp_path: Path, uri: str)
     assert cfg.output.dir == uri and cfg.inputs[0].path == "s3://data/corpus"
 
 
+def test_an_object_store_run_keeps_its_cache_in_the_local_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.yaml"
+    output = {"dir": "s3://bucket/run", "local_dir": "mirror"}
+    path.write_text(json.dumps({"inputs": [str(tmp_path)], "output": output}))
+    cfg = load_config(path)
+    assert cfg.cache_dir() == tmp_path / "mirror" / "cache"  # relative to the config file
+    monkeypatch.setenv("NAP_BUILDER_CACHE", str(tmp_path / "user"))
+    default = cfg.model_copy(update={"output": cfg.output.model_copy(update={"local_dir": None})})
+    mirror = default.local_output_dir()
+    assert mirror.parent == tmp_path / "user" / "runs" and default.cache_dir() == mirror / "cache"
+
+
 def test_an_object_store_cache_dir_is_refused_because_sqlite_needs_locks(tmp_path: Path) -> None:
     path = tmp_path / "s3.yaml"
     path.write_text(json.dumps({"inputs": [str(tmp_path)], "cache": {"dir": "s3://bucket/c"}}))

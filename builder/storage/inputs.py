@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import shutil
 from pathlib import Path
 
 from pyarrow import fs as pafs
 
 from builder.errors import ConfigError
-from builder.storage.mirror import default_local_dir
+from builder.storage.mirror import default_local_dir, download
 from builder.storage.uri import is_remote, open_uri, redacted
 
 log = logging.getLogger(__name__)
@@ -34,13 +32,7 @@ def _fetch(filesystem: pafs.FileSystem, info: pafs.FileInfo, target: Path) -> bo
         mine = target.stat()
         if mine.st_size == info.size and mine.st_mtime_ns == (info.mtime_ns or 0):
             return False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    with filesystem.open_input_stream(info.path) as src, open(tmp, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-    os.replace(tmp, target)
-    if info.mtime_ns is not None:
-        os.utime(target, ns=(info.mtime_ns, info.mtime_ns))
+    download(filesystem, info, target)
     return True
 
 

@@ -78,6 +78,16 @@ def _stamp(path: Path, info: pafs.FileInfo) -> None:
         os.utime(path, ns=(info.mtime_ns, info.mtime_ns))
 
 
+def download(filesystem: pafs.FileSystem, info: pafs.FileInfo, target: Path) -> None:
+    """One object streamed into a local file (temp + rename), stamped with its mtime."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    with filesystem.open_input_stream(info.path) as src, open(tmp, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    os.replace(tmp, target)
+    _stamp(target, info)
+
+
 def pull(local: Path, uri: str) -> int:
     """Download the objects that are missing locally or newer on the store; returns how many.
     Local files newer than their object (written here, not pushed yet) are kept."""
@@ -93,12 +103,7 @@ def pull(local: Path, uri: str) -> int:
                 continue
             if mine.st_mtime_ns > (info.mtime_ns or 0):
                 continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-        with filesystem.open_input_stream(info.path) as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        os.replace(tmp, target)
-        _stamp(target, info)
+        download(filesystem, info, target)
         count += 1
     log.info("pulled %d objects from %s into %s", count, redacted(uri), local)
     return count

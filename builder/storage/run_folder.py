@@ -5,18 +5,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from builder.config import PipelineConfig
-from builder.storage.mirror import bind, default_local_dir, pull, push_all
+from builder.storage.mirror import bind, pull, push_all
 from builder.storage.uri import redacted
 
 log = logging.getLogger(__name__)
-
-
-def mirror_dir(cfg: PipelineConfig) -> Path:
-    """The local mirror of the config's object-store output folder."""
-    return Path(cfg.output.local_dir) if cfg.output.local_dir else default_local_dir(cfg.output.dir)
 
 
 @contextmanager
@@ -25,7 +19,7 @@ def mirrored(cfg: PipelineConfig) -> Iterator[PipelineConfig]:
     resume on another machine sees the finished shards) and the mirror pushed after, also
     when the run stops or fails (what is finished is then on the store)."""
     uri = cfg.output.dir
-    local = mirror_dir(cfg)
+    local = cfg.local_output_dir()
     local.mkdir(parents=True, exist_ok=True)
     bind(local, uri)
     pull(local, uri)
