@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 REMOTE_FILE = Path("_state") / "remote.json"
 MARKERS = ("_state", "shards")
+INGEST_MARKER = "_state/ingest.json"
 
 
 def default_local_dir(uri: str) -> Path:
@@ -50,7 +51,8 @@ def synced(rel: str) -> bool:
 
 
 def is_marker(rel: str) -> bool:
-    return tuple(rel.split("/")[:2]) == MARKERS
+    """Completion markers (a shard's, the ingest's): uploaded after every other file."""
+    return tuple(rel.split("/")[:2]) == MARKERS or rel == INGEST_MARKER
 
 
 def bind(local: Path, uri: str) -> None:
@@ -124,8 +126,8 @@ def _upload(filesystem: pafs.FileSystem, key: str, path: Path) -> None:
     _stamp(path, filesystem.get_file_info(key))
 
 
-def _ordered(rels: Iterable[str]) -> list[str]:
-    """Tables and reports first, shard markers last."""
+def upload_order(rels: Iterable[str]) -> list[str]:
+    """Tables and reports first, completion markers last."""
     return sorted(set(rels), key=lambda r: (is_marker(r), r))
 
 
@@ -137,7 +139,7 @@ def push_paths(local: Path, paths: Iterable[Path]) -> None:
         return
     filesystem, base = open_uri(uri)
     rels = [p.relative_to(local).as_posix() for p in paths]
-    for rel in _ordered(r for r in rels if synced(r)):
+    for rel in upload_order(r for r in rels if synced(r)):
         _upload(filesystem, f"{base}/{rel}", local / rel)
 
 
@@ -154,7 +156,7 @@ def push_all(local: Path, uri: str) -> int:
         mine = path.stat()
         if info is None or info.size != mine.st_size or mine.st_mtime_ns > (info.mtime_ns or 0):
             todo.append(rel)
-    for rel in _ordered(todo):
+    for rel in upload_order(todo):
         _upload(filesystem, f"{base}/{rel}", local / rel)
     log.info("pushed %d files from %s to %s", len(todo), local, redacted(uri))
     return len(todo)

@@ -12,7 +12,7 @@ import pytest
 
 from builder.errors import ConfigError
 from builder.storage.inputs import localize_input
-from builder.storage.mirror import bind, delete_remote, pull, push_all, push_paths
+from builder.storage.mirror import upload_order, bind, delete_remote, pull, push_all, push_paths
 from builder.storage.uri import is_remote, open_uri
 
 
@@ -104,3 +104,11 @@ def test_an_input_folder_on_a_store_is_copied_once_and_a_missing_one_is_named(
             localize_input("s3://data/nothing")
         open_uri("s3://data/corpus")
     assert localize_input(str(source)) == str(source)  # local paths pass unchanged
+
+
+def test_completion_markers_are_uploaded_after_every_table() -> None:
+    rels = ["_state/shards/s-0.json", "trajectories/part-0.parquet", "_state/ingest.json"]
+    rels += ["steps/part-0.parquet", "_state/budget.json", "report.json"]
+    order = upload_order(rels)
+    assert set(order[-2:]) == {"_state/shards/s-0.json", "_state/ingest.json"}
+    assert set(order[:-2]) == set(rels) - set(order[-2:])
