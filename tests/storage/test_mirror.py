@@ -12,7 +12,7 @@ import pytest
 
 from builder.errors import ConfigError
 from builder.storage.inputs import localize_input
-from builder.storage.mirror import upload_order, bind, delete_remote, pull, push_all, push_paths
+from builder.storage.mirror import bind, delete_remote, pull, push_all, push_paths, upload_order
 from builder.storage.uri import is_remote, open_uri
 
 
