@@ -1,4 +1,5 @@
-"""`file://` URIs for inputs and output.dir run like paths; object-store URIs fail clearly."""
+"""`file://` URIs for inputs and output.dir run like paths; object-store URIs are kept for
+output.dir and inputs and refused, with the reason, for the SQLite cache."""
 
 from __future__ import annotations
 
@@ -37,15 +38,35 @@ def test_a_run_with_file_uris_for_inputs_and_output_writes_its_tables_there(
     assert len(list((out / "_state" / "shards").glob("*.json"))) == 2
 
 
-@pytest.mark.parametrize("key", ["output.dir", "cache.dir"])
-def test_an_object_store_uri_is_refused_with_the_way_to_use_it(tmp_path: Path, key: str) -> None:
+@pytest.mark.parametrize("uri", ["s3://bucket/run", "gs://bucket/run"])
+def test_an_object_store_output_dir_is_kept_as_its_uri(tmp_path: Path, uri: str) -> None:
+    path = tmp_path / "store.yaml"
+    path.write_text(json.dumps({"inputs": ["s3://data/corpus"], "output": {"dir": uri}}))
+    cfg = load_config(path)
+    assert cfg.output.dir == uri and cfg.inputs[0].path == "s3://data/corpus"
+
+
+def test_an_object_store_run_keeps_its_cache_in_the_local_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.yaml"
+    output = {"dir": "s3://bucket/run", "local_dir": "mirror"}
+    path.write_text(json.dumps({"inputs": [str(tmp_path)], "output": output}))
+    cfg = load_config(path)
+    assert cfg.cache_dir() == tmp_path / "mirror" / "cache"  # relative to the config file
+    monkeypatch.setenv("NAP_BUILDER_CACHE", str(tmp_path / "user"))
+    default = cfg.model_copy(update={"output": cfg.output.model_copy(update={"local_dir": None})})
+    mirror = default.local_output_dir()
+    assert mirror.parent == tmp_path / "user" / "runs" and default.cache_dir() == mirror / "cache"
+
+
+def test_an_object_store_cache_dir_is_refused_because_sqlite_needs_locks(tmp_path: Path) -> None:
     path = tmp_path / "s3.yaml"
-    section, name = key.split(".")
-    path.write_text(json.dumps({"inputs": [str(tmp_path)], section: {name: "s3://bucket/run"}}))
+    path.write_text(json.dumps({"inputs": [str(tmp_path)], "cache": {"dir": "s3://bucket/c"}}))
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     message = str(caught.value)
-    assert key in message and "s3://" in message and "mount the bucket" in message
+    assert "cache.dir" in message and "s3://" in message and "file locks" in message
 
 
 def test_a_file_uri_with_a_host_is_refused(tmp_path: Path) -> None:

@@ -94,10 +94,12 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
                 inputs[i] = resolve_input_path(local_path(item, key, others=True), base)
             elif isinstance(item, dict) and isinstance(item.get("path"), str):
                 item["path"] = resolve_input_path(local_path(item["path"], key, others=True), base)
-    for section in ("output", "cache"):
+    for section, name in (("output", "dir"), ("output", "local_dir"), ("cache", "dir")):
         node = raw.get(section)
-        if isinstance(node, dict) and isinstance(node.get("dir"), str):
-            node["dir"] = str(_absolute(local_path(node["dir"], f"{section}.dir"), base))
+        if isinstance(node, dict) and isinstance(node.get(name), str):
+            key = f"{section}.{name}"
+            text = local_path(node[name], key, stores=key == "output.dir")
+            node[name] = text if "://" in text else str(_absolute(text, base))
 
 
 def resolve_input_path(text: str, base: Path) -> str:

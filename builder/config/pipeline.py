@@ -35,6 +35,7 @@ HASH_EXCLUDED = (
     "cache",
     "execution",
     "output.dir",
+    "output.local_dir",
     "output.progress",
     "publish",
     "teacher.api_key_env",
@@ -128,9 +129,18 @@ class PipelineConfig(_Model):
             raise ValueError(problem)
         return self
 
+    def local_output_dir(self) -> Path:
+        """The local run folder: output.dir, or for an object store its local mirror."""
+        from builder.storage.mirror import default_local_dir
+        from builder.storage.uri import is_remote
+
+        if not is_remote(self.output.dir):
+            return Path(self.output.dir)
+        return Path(self.output.local_dir or default_local_dir(self.output.dir))
+
     def cache_dir(self) -> Path:
-        """The request cache folder (OUT/cache unless configured)."""
-        return Path(self.cache.dir) if self.cache.dir else Path(self.output.dir) / "cache"
+        """The request cache folder (OUT/cache unless configured; always on local disk)."""
+        return Path(self.cache.dir) if self.cache.dir else self.local_output_dir() / "cache"
 
 
 def likelihood_backend_problem(provider: str, base_url: str | None, api: str | None) -> str | None:

@@ -103,7 +103,8 @@ class CacheConfig(_Model):
     dir: str | None = Field(
         default=None,
         description="Cache folder; null means OUT/cache so that a run folder is self-contained. "
-        "Point several runs at one folder to share answers.",
+        "Point several runs at one folder to share answers. Always local (SQLite needs file "
+        "locks): with an object-store output.dir, null means the local mirror's cache/.",
     )
 
 
@@ -112,7 +113,18 @@ class OutputConfig(_Model):
 
     dir: str = Field(
         default="out",
-        description="Output folder (OUT); relative to the config file when set there.",
+        description="Output folder (OUT); relative to the config file when set there. A "
+        "file:// URI is a local path; an object-store URI (s3://bucket/run, gs://bucket/run; "
+        "credentials from the environment) runs on a local mirror that is uploaded as it "
+        "goes: each file one whole-object PUT, shard markers after their tables (README, "
+        "'Outputs on object stores').",
+    )
+    local_dir: str | None = Field(
+        default=None,
+        description="Local mirror of an object-store output.dir (tables are written here "
+        "first; the request cache and batch ledger stay here, never on the store); null "
+        "means ~/.cache/nap-builder/runs/<hash of the URI> (NAP_BUILDER_CACHE overrides the "
+        "root). Ignored for a local output.dir.",
     )
     shard_size: int = Field(
         default=16, ge=1, description="Trajectories per shard (the unit of resume)."

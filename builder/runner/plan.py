@@ -281,7 +281,7 @@ def _jobs(cfg: PipelineConfig, ingest_dir: Path) -> tuple[list[StepJob], int]:
 def make_plan(cfg: PipelineConfig, assumptions: PlanAssumptions | None = None) -> Plan:
     """The plan of `cfg`: OUT's ingest when current, else a throwaway one (OUT untouched)."""
     a = assumptions or PlanAssumptions()
-    out_dir = Path(cfg.output.dir)
+    out_dir = cfg.local_output_dir()  # an object store's mirror, as left by its last run
     if ingest_is_current(cfg, out_dir):
         jobs, trajectories = _jobs(cfg, out_dir)
     else:

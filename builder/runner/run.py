@@ -26,6 +26,9 @@ from builder.runner.result import RunResult
 from builder.runner.schedule import run_shards
 from builder.runner.shards import NAP_TABLES, read_json, write_json_atomic
 from builder.steps import EligibilityRules
+from builder.storage.inputs import localize_input
+from builder.storage.mirror import delete_remote, push_paths
+from builder.storage.uri import is_remote
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +88,8 @@ def ingest_into(
 ) -> None:
     """Ingest the config's inputs with its eligibility rules into `out_dir` (`ingest` is
     `run_ingest` or the Ray engine's `ray_ingest`)."""
-    specs = [
-        InputSpec(i.path, None if i.format == "auto" else i.format, dict(i.options))
+    specs = [  # object-store inputs are read from a local copy
+        InputSpec(localize_input(i.path), None if i.format == "auto" else i.format, dict(i.options))
         for i in cfg.inputs
     ]
     rules = EligibilityRules(
@@ -97,6 +100,7 @@ def ingest_into(
     summary = ingest(specs, out_dir, rules=rules)
     log.info("ingest summary:\n%s", format_summary(summary))
     write_json_atomic(ingest_marker(out_dir), ingest_key(cfg))
+    push_paths(out_dir, [p for p in out_dir.rglob("*") if p.is_file()])  # tables, then marker
 
 
 def ensure_ingested(
@@ -106,9 +110,11 @@ def ensure_ingested(
     if ingest_is_current(cfg, out_dir):
         log.info("ingest: up to date, skipped")
         return
-    for table in ("trajectories", "steps", "quarantine", *NAP_TABLES):
+    tables = ("trajectories", "steps", "quarantine", *NAP_TABLES)
+    for table in tables:
         shutil.rmtree(out_dir / table, ignore_errors=True)
     shutil.rmtree(out_dir / "_state" / "shards", ignore_errors=True)
+    delete_remote(out_dir, ["_state/shards", "_state/ingest.json", *tables])
     ingest_into(cfg, out_dir, ingest)
 
 
@@ -127,6 +133,7 @@ def discard_stale(out_dir: Path, digest: str) -> None:
         for table in NAP_TABLES:
             shutil.rmtree(out_dir / table, ignore_errors=True)
         shutil.rmtree(out_dir / "_state" / "shards", ignore_errors=True)
+        delete_remote(out_dir, ["_state/shards", *NAP_TABLES])
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(digest + "\n")
 
@@ -186,8 +193,20 @@ def run_pipeline(
     """Run (or resume) a whole pipeline and write tables, report and plots under output.dir.
 
     `clients_factory` builds the teacher and agent clients; tests inject fakes through it.
-    `execution.engine` picks where the stages run; both engines write the same files.
+    `execution.engine` picks where the stages run; both engines write the same files. An
+    object-store `output.dir` runs on a local mirror, pulled before and pushed as it goes.
     """
+    if is_remote(cfg.output.dir):
+        from builder.storage.run_folder import mirrored
+
+        with mirrored(cfg) as local_cfg:
+            return _dispatch(local_cfg, clients_factory, shown=cfg)
+    return _dispatch(cfg, clients_factory, shown=cfg)
+
+
+def _dispatch(
+    cfg: PipelineConfig, clients_factory: ClientFactory, *, shown: PipelineConfig
+) -> RunResult:
     if cfg.execution.engine == "ray":
         from builder.distributed.cluster import ray_session
         from builder.runner.progress import setup_run_logging
@@ -195,11 +214,15 @@ def run_pipeline(
         Path(cfg.output.dir).mkdir(parents=True, exist_ok=True)
         setup_run_logging(Path(cfg.output.dir))  # so run.log says where Ray runs
         with ray_session(cfg.execution):
-            return _run(cfg, clients_factory, on_ray=True)
-    return _run(cfg, clients_factory, on_ray=False)
+            return _run(cfg, clients_factory, on_ray=True, shown=shown)
+    return _run(cfg, clients_factory, on_ray=False, shown=shown)
 
 
-def _run(cfg: PipelineConfig, clients_factory: ClientFactory, *, on_ray: bool) -> RunResult:
+def _run(
+    cfg: PipelineConfig, clients_factory: ClientFactory, *, on_ray: bool, shown: PipelineConfig
+) -> RunResult:
+    """One run on a local folder; `shown` is the config as given (its output.dir may be the
+    object store the folder mirrors), written to config.resolved.yaml."""
     from builder.runner.progress import setup_run_logging
 
     started = time.perf_counter()
@@ -207,7 +230,7 @@ def _run(cfg: PipelineConfig, clients_factory: ClientFactory, *, on_ray: bool) -
     out_dir.mkdir(parents=True, exist_ok=True)
     setup_run_logging(out_dir)
     digest = config_hash(cfg)
-    (out_dir / "config.resolved.yaml").write_text(dump_resolved(cfg))
+    (out_dir / "config.resolved.yaml").write_text(dump_resolved(shown))
     (out_dir / "config.hash").write_text(digest + "\n")
     result = RunResult(out_dir)
     if on_ray:

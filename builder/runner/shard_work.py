@@ -30,6 +30,7 @@ from builder.runner.shards import (
 )
 from builder.scrub import Scrubber
 from builder.shards import write_table_atomic
+from builder.storage.mirror import push_paths
 from schemas.candidates import CANDIDATE_SCHEMA
 from schemas.common import to_table
 from schemas.judgements import JUDGEMENT_SCHEMA
@@ -77,16 +78,18 @@ def prepare_shard(
 def write_shard(
     out_dir: Path, plan: ShardPlan, results: list[StepResult], stats: dict[str, Any]
 ) -> None:
-    """The shard's tables (atomically), then its completion marker."""
+    """The shard's tables (atomically), then its completion marker; on an object-store run
+    both are uploaded in that order before the shard counts as done."""
     rows: dict[str, list[Any]] = {t: [] for t in NAP_TABLES}
     for result in results:
         for table in NAP_TABLES:
             rows[table].extend(getattr(result, table))
-    for table in NAP_TABLES:
-        write_table_atomic(
-            to_table(rows[table], SCHEMAS[table]), out_dir / table / f"{plan.shard_id}.parquet"
-        )
-    write_json_atomic(marker_path(out_dir, plan.shard_id), stats)
+    paths = [out_dir / table / f"{plan.shard_id}.parquet" for table in NAP_TABLES]
+    for table, path in zip(NAP_TABLES, paths, strict=True):
+        write_table_atomic(to_table(rows[table], SCHEMAS[table]), path)
+    marker = marker_path(out_dir, plan.shard_id)
+    write_json_atomic(marker, stats)
+    push_paths(out_dir, [*paths, marker])  # object-store output: tables, then the marker
 
 
 class ShardDeferred(Exception):
