@@ -213,7 +213,12 @@ def _mean(values: list[float]) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=8, help="demo steps to judge (max 8)")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=1000,
+        help="demo steps to judge (default: every eligible demo step)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
