@@ -132,7 +132,10 @@ async def evaluate_all(
             log.info("eval: %d/%d steps", done, len(jobs))
         return rows
 
-    per_step = await asyncio.gather(*(step(j) for j in jobs))
+    try:
+        per_step = await asyncio.gather(*(step(j) for j in jobs))
+    finally:
+        await clients.aclose()
     by_spec: dict[str, list[EvalStepRecord]] = {s.name: [] for s in specs}
     for rows in per_step:
         for row in rows:

@@ -39,6 +39,16 @@ class Clients:
     def close(self) -> None:
         self._stack.close()
 
+    async def aclose(self) -> None:
+        """Close every role's HTTP connections, once per provider, on the loop that opened
+        them (aiohttp sessions left open warn at exit and hold sockets)."""
+        clients = (self.teacher, self.agent, *self.extra.values())
+        for client in {id(c.provider): c for c in clients}.values():
+            await client.aclose()
+        close_scorer = getattr(self.scorer, "aclose", None)
+        if close_scorer is not None:
+            await close_scorer()
+
 
 def _provider(
     endpoint: EndpointConfig, cfg: PipelineConfig, shared: dict[str, ChatProvider], stack: ExitStack

@@ -180,8 +180,7 @@ async def _run_then_close(
     try:
         await run_rounds(cfg, out_dir, clients, digest, result, nap_settings(cfg))
     finally:
-        for client in {id(c.provider): c for c in (clients.teacher, clients.agent)}.values():
-            await client.aclose()
+        await clients.aclose()
 
 
 def run_pipeline(

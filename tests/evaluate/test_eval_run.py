@@ -30,6 +30,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory, server: FakeAPIServer) -
     config = write_config(tmp, server.base_url)
     done = cli(*eval_args(config))
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "Unclosed client session" not in done.stderr  # connections closed on their loop
     return tmp / "out"
 
 
