@@ -110,12 +110,21 @@ def ensure_ingested(
     if ingest_is_current(cfg, out_dir):
         log.info("ingest: up to date, skipped")
         return
-    tables = ("trajectories", "steps", "quarantine", *NAP_TABLES)
-    for table in tables:
-        shutil.rmtree(out_dir / table, ignore_errors=True)
-    shutil.rmtree(out_dir / "_state" / "shards", ignore_errors=True)
-    delete_remote(out_dir, ["_state/shards", "_state/ingest.json", *tables])
+    markers = ["_state/shards", "_state/ingest.json"]  # first: none outlives its tables
+    discard(out_dir, [*markers, "trajectories", "steps", "quarantine", *NAP_TABLES])
     ingest_into(cfg, out_dir, ingest)
+
+
+def discard(out_dir: Path, parts: list[str]) -> None:
+    """Remove these folders or files of the run folder, here and on the object store it
+    mirrors (if any): one place, so a remote copy is never left vouching for deleted data."""
+    for rel in parts:
+        path = out_dir / rel
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    delete_remote(out_dir, parts)
 
 
 def discard_stale(out_dir: Path, digest: str) -> None:
@@ -130,10 +139,7 @@ def discard_stale(out_dir: Path, digest: str) -> None:
             previous,
             digest,
         )
-        for table in NAP_TABLES:
-            shutil.rmtree(out_dir / table, ignore_errors=True)
-        shutil.rmtree(out_dir / "_state" / "shards", ignore_errors=True)
-        delete_remote(out_dir, ["_state/shards", *NAP_TABLES])
+        discard(out_dir, ["_state/shards", *NAP_TABLES])
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(digest + "\n")
 

@@ -80,6 +80,18 @@ def _stamp(path: Path, info: pafs.FileInfo) -> None:
         os.utime(path, ns=(info.mtime_ns, info.mtime_ns))
 
 
+def _unpushed(mine: os.stat_result, info: pafs.FileInfo) -> bool:
+    """The local copy differs from its object and was written here since (push it)."""
+    return mine.st_size != info.size or mine.st_mtime_ns > (info.mtime_ns or 0)
+
+
+def _stale(mine: os.stat_result, info: pafs.FileInfo) -> bool:
+    """The local copy is older than its object, or as old but different (pull it); a newer
+    local file (written here, not pushed yet) is kept."""
+    remote = info.mtime_ns or 0
+    return mine.st_mtime_ns < remote or (mine.st_mtime_ns == remote and mine.st_size != info.size)
+
+
 def download(filesystem: pafs.FileSystem, info: pafs.FileInfo, target: Path) -> None:
     """One object streamed into a local file (temp + rename), stamped with its mtime."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -99,12 +111,8 @@ def pull(local: Path, uri: str) -> int:
         if not synced(rel):
             continue
         target = local / rel
-        if target.exists():
-            mine = target.stat()
-            if mine.st_size == info.size and mine.st_mtime_ns >= (info.mtime_ns or 0):
-                continue
-            if mine.st_mtime_ns > (info.mtime_ns or 0):
-                continue
+        if target.exists() and not _stale(target.stat(), info):
+            continue
         download(filesystem, info, target)
         count += 1
     log.info("pulled %d objects from %s into %s", count, redacted(uri), local)
@@ -153,8 +161,7 @@ def push_all(local: Path, uri: str) -> int:
         if not path.is_file() or not synced(rel):
             continue
         info = remote.get(rel)
-        mine = path.stat()
-        if info is None or info.size != mine.st_size or mine.st_mtime_ns > (info.mtime_ns or 0):
+        if info is None or _unpushed(path.stat(), info):
             todo.append(rel)
     for rel in upload_order(todo):
         _upload(filesystem, f"{base}/{rel}", local / rel)
