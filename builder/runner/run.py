@@ -100,7 +100,8 @@ def ingest_into(
     summary = ingest(specs, out_dir, rules=rules)
     log.info("ingest summary:\n%s", format_summary(summary))
     write_json_atomic(ingest_marker(out_dir), ingest_key(cfg))
-    push_paths(out_dir, [p for p in out_dir.rglob("*") if p.is_file()])  # tables, then marker
+    # lazy: a local run folder (no store bound) is never walked
+    push_paths(out_dir, (p for p in out_dir.rglob("*") if p.is_file()))  # tables, then marker
 
 
 def ensure_ingested(
