@@ -190,6 +190,8 @@ def measure(
         "in_flight_fraction": round(served["mean_in_flight"] / args.concurrency, 3),
         "floor_in_flight_fraction": round(floor_served["mean_in_flight"] / args.concurrency, 3),
         "peak_in_flight": served["peak_in_flight"],
+        "server_span_s": round(served["span_s"], 2),
+        "in_flight_deciles": served["deciles"],
     }
 
 
@@ -198,7 +200,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=40)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--transports", default="httpx,aiohttp")
+    parser.add_argument("--transports", default="direct,aiohttp,httpx")
     parser.add_argument("--sequential", action="store_true", help="add the sequential baseline")
     args = parser.parse_args()
     work = BENCH / "run"

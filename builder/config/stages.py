@@ -94,10 +94,12 @@ class EndpointConfig(_Model):
     )
     temperature: float = Field(default=1.0, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=1024, ge=1, description="Maximum new tokens per completion.")
-    transport: Literal["httpx", "aiohttp"] = Field(
-        default="aiohttp",
-        description="HTTP stack under the OpenAI SDK: `aiohttp` (measured about 25% less CPU "
-        "per request here, benchmarks/bench_llm.py) or `httpx` (pooled).",
+    transport: Literal["direct", "aiohttp", "httpx"] = Field(
+        default="direct",
+        description="HTTP stack of OpenAI-compatible endpoints: `direct` (JSON POSTs on one "
+        "aiohttp session, no SDK in the request path: the least CPU per request, "
+        "benchmarks/bench_run.py), or the OpenAI SDK on `aiohttp` or `httpx`. Answers are the "
+        "same; batch jobs always use the SDK.",
     )
     batch: bool = Field(
         default=False,

@@ -15,12 +15,15 @@ import json
 import logging
 import sqlite3
 import threading
+import time
+import weakref
 from pathlib import Path
 from typing import Any
 
 from builder.llm.endpoints import LOOPBACK, endpoint_identity
+from builder.llm.fragments import FragmentMemo, dumps, splice
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse, Completion, Usage
-from schemas.trajectories import ToolCall
+from schemas.trajectories import Message, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +36,15 @@ def request_key(provider: str, base_url: str | None, model: str, request: ChatRe
     """SHA-256 over everything that determines the answer.
 
     Includes every sampling parameter (n, seed, stop, schema...); excludes `cache_prefix`
-    (a caching hint) and `is_demo` (not sent). Canonical JSON makes it stable across runs.
+    (a caching hint) and `is_demo` (not sent). Canonical JSON (sorted keys, compact) makes it
+    stable across runs; each message's part is encoded once (`_KEY_MESSAGES`), the same text
+    a dump of the whole body gives.
     """
-    messages = [{f: _plain(getattr(m, f)) for f in _MESSAGE_FIELDS} for m in request.messages]
-    body = {
+    fields = {
         "v": KEY_VERSION,
         "provider": provider,
         "base_url": endpoint_identity(base_url),
         "model": model,
-        "messages": messages,
         "tools": request.tools,
         "n": request.n,
         "temperature": request.temperature,
@@ -51,8 +54,16 @@ def request_key(provider: str, base_url: str | None, model: str, request: ChatRe
         "stop": request.stop,
         "json_schema": request.json_schema,
     }
-    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    messages = _KEY_MESSAGES.array(request.messages)
+    text = splice(fields, "messages", messages, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _key_message(message: Message, _: bool) -> str:
+    return dumps({f: _plain(getattr(message, f)) for f in _MESSAGE_FIELDS}, sort_keys=True)
+
+
+_KEY_MESSAGES = FragmentMemo(_key_message)
 
 
 def key_for(provider: ChatProvider, request: ChatRequest) -> str:
@@ -94,8 +105,33 @@ def decode_response(text: str) -> ChatResponse:
     )
 
 
+def _write_pending(db: sqlite3.Connection, pending: dict[str, str], lock: threading.Lock) -> None:
+    with lock:
+        if not pending:
+            return
+        rows = list(pending.items())
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("INSERT OR REPLACE INTO responses (key, payload) VALUES (?, ?)", rows)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        pending.clear()
+
+
+FLUSH_ROWS = 256  # answers written per transaction at most
+FLUSH_S = 0.25  # the oldest unwritten answer waits at most this long (for the next put)
+
+
 class RequestCache:
-    """`get(key)` / `put(key, response)` over one SQLite file, with hit/miss counters."""
+    """`get(key)` / `put(key, response)` over one SQLite file, with hit/miss counters.
+
+    Answers are written in small transactions (`FLUSH_ROWS` / `FLUSH_S`, and on `flush` /
+    `close`): one commit per answer cost more of the request loop than the HTTP request itself
+    at 64 in flight. A kill -9 can lose the last quarter second of answers; they are asked
+    again on resume (a shard's rows are written only once all its answers are in, so no row
+    is lost or doubled). Unwritten answers are hits here already."""
 
     def __init__(self, path: str | Path, *, busy_timeout_s: float = 60.0) -> None:
         self.path = Path(path)
@@ -103,6 +139,8 @@ class RequestCache:
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
+        self._pending: dict[str, str] = {}
+        self._pending_since = 0.0
         self._db = sqlite3.connect(
             self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
         )
@@ -111,15 +149,22 @@ class RequestCache:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL)"
         )
+        # a cache dropped without close (or left open at exit) still writes what it holds
+        weakref.finalize(self, _write_pending, self._db, self._pending, self._lock)
 
     def get(self, key: str) -> ChatResponse | None:
         """The stored response, or None (a miss). An unreadable row counts as a miss."""
         with self._lock:
-            row = self._db.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone()
+            payload = self._pending.get(key)
+            if payload is None:
+                row = self._db.execute(
+                    "SELECT payload FROM responses WHERE key = ?", (key,)
+                ).fetchone()
+                payload = None if row is None else row[0]
         response = None
-        if row is not None:
+        if payload is not None:
             try:
-                response = decode_response(row[0])
+                response = decode_response(payload)
             except (ValueError, KeyError, TypeError) as exc:
                 log.warning(
                     "request cache %s: unreadable entry %s ignored (%s)", self.path, key, exc
@@ -132,16 +177,26 @@ class RequestCache:
 
     def put(self, key: str, response: ChatResponse) -> None:
         payload = encode_response(response)
+        now = time.monotonic()
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, payload) VALUES (?, ?)", (key, payload)
-            )
+            if not self._pending:
+                self._pending_since = now
+            self._pending[key] = payload
+            due = len(self._pending) >= FLUSH_ROWS or now - self._pending_since >= FLUSH_S
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the answers not yet written, in one transaction."""
+        _write_pending(self._db, self._pending, self._lock)
 
     def __len__(self) -> int:
+        self.flush()
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
+        self.flush()
         with self._lock:
             self._db.close()
 

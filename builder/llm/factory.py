@@ -123,6 +123,7 @@ def build_clients(
     if cfg.cache.enabled:
         cache_dir = Path(cfg.cache.dir) if cfg.cache.dir else out_dir / "cache"
         cache = RequestCache(cache_dir / "requests.sqlite")
+        stack.callback(cache.close)  # writes the answers not yet written
     prices = price_table(cfg)
     budget = Budget(
         max_usd=cfg.limits.budget_usd,

@@ -26,15 +26,24 @@ import os
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
-
-from builder.errors import ConfigError, TransientLLMError
+from builder.errors import ConfigError, LLMError, TransientLLMError
 from builder.llm.gate import Gate, NoGate
-from builder.llm.messages import openai_tool_calls, root_object_schema, to_openai_messages
+from builder.llm.http_json import HTTPStatusError, JsonHTTP
+from builder.llm.fragments import FragmentMemo, dumps, splice
+from builder.llm.messages import (
+    openai_tool_calls,
+    root_object_schema,
+    to_openai_message,
+    to_openai_messages,
+)
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
-from builder.llm.sdk_errors import CONTEXT_ERROR, raise_mapped, scrub
+from schemas.trajectories import Message
+from builder.llm.sdk_errors import CONTEXT_ERROR, raise_mapped, scrub, status_error
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +70,15 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-TRANSPORTS = ("httpx", "aiohttp")
-DEFAULT_TRANSPORT = "aiohttp"  # measured: about 25% less CPU per request than httpx here
+TRANSPORTS = ("direct", "aiohttp", "httpx")
+DEFAULT_TRANSPORT = "direct"  # measured fastest here: benchmarks/bench_run.py
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-def _http_client(transport: str) -> Any:
+def _sdk_http_client(transport: str) -> Any:
     """The SDK's HTTP client: httpx (its default) or aiohttp (`openai[aiohttp]`)."""
+    import openai
+
     if transport == "aiohttp":
         try:
             return openai.DefaultAioHttpClient(verify=_tls_context())
@@ -74,9 +86,17 @@ def _http_client(transport: str) -> Any:
             raise ConfigError(
                 f"transport aiohttp needs `pip install 'openai[aiohttp]'` ({exc})"
             ) from None
-    if transport != "httpx":
-        raise ConfigError(f"unknown transport {transport!r}; use one of {TRANSPORTS}")
     return openai.DefaultAsyncHttpxClient(verify=_tls_context())
+
+
+def _auth_headers(api_key: str) -> dict[str, str]:
+    """What the SDK sends besides the body: the key, and the organisation and project when
+    the environment names them (the SDK reads the same variables)."""
+    headers = {"Authorization": f"Bearer {api_key}"}
+    for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+        if os.environ.get(env):
+            headers[header] = os.environ[env]
+    return headers
 
 
 class OpenAIProvider:
@@ -102,26 +122,55 @@ class OpenAIProvider:
             if base_url is None:
                 raise ConfigError(f"set {api_key_env} to use the OpenAI API (model {model!r})")
             api_key = PLACEHOLDER_KEY  # a self-hosted server; a 401 will say to set the key
-        # Several small connection pools instead of one big one: the HTTP pool scans all its
-        # connections on every request, which at 64 in flight cost more CPU than the rest of
-        # the client together (measured); requests go round-robin over the pools.
+        if transport not in TRANSPORTS:
+            raise ConfigError(f"unknown transport {transport!r}; use one of {TRANSPORTS}")
         self.transport = transport
-        self._clients = [
-            openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=base_url,
-                timeout=timeout,
-                max_retries=0,
-                http_client=_http_client(transport),
-            )
-            for _ in range(POOLS if transport == "httpx" else 1)
-        ]
-        self._next = itertools.cycle(self._clients)
+        self._api_key = api_key
+        self._timeout = timeout
         self._label = f"openai {model} at {base_url or 'api.openai.com'}"
+        self._direct: JsonHTTP | None = None
+        self._sdk_clients: list[openai.AsyncOpenAI] = []
+        if transport == "direct":
+            url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+            self._direct = JsonHTTP(
+                url,
+                _auth_headers(api_key),
+                timeout_s=timeout,
+                max_connections=max_connections,
+                tls=_tls_context(),
+                label=self._label,
+                key_env=api_key_env,
+            )
+        else:
+            # Several small connection pools instead of one big one: the httpx pool scans all
+            # its connections on every request, which at 64 in flight cost more CPU than the
+            # rest of the client together (measured); requests go round-robin over the pools.
+            pools = POOLS if transport == "httpx" else 1
+            self._sdk_clients = [self._new_sdk_client(transport) for _ in range(pools)]
+        self._next = itertools.cycle(self._sdk_clients)
+
+    def _new_sdk_client(self, transport: str) -> openai.AsyncOpenAI:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self._timeout,
+            max_retries=0,
+            http_client=_sdk_http_client(transport),
+        )
+
+    def sdk_client(self) -> openai.AsyncOpenAI:
+        """An SDK client on this endpoint, for what only the SDK does (files, batches)."""
+        if not self._sdk_clients:
+            self._sdk_clients.append(self._new_sdk_client("httpx"))
+        return self._sdk_clients[0]
 
     async def aclose(self) -> None:
         """Close the HTTP connections (call before the event loop ends)."""
-        for client in self._clients:
+        if self._direct is not None:
+            await self._direct.aclose()
+        for client in self._sdk_clients:
             await client.close()
 
     async def complete(
@@ -172,7 +221,15 @@ class OpenAIProvider:
         async with gate.http(n) as sent:
             try:
                 result = await self._post_adapting(request, n, seed)
+            except HTTPStatusError as exc:  # not chained: the body may echo the key
+                raise status_error(exc, self._label, self.api_key_env) from None
+            except LLMError:
+                raise
             except Exception as exc:
+                if self._direct is not None:
+                    raise
+                import openai
+
                 raise_mapped(exc, openai, self._label, self.api_key_env)
             if not isinstance(result, dict) or not isinstance(result.get("choices"), list):
                 shown = scrub(str(result)[:200], self.api_key_env)
@@ -200,11 +257,11 @@ class OpenAIProvider:
         content lists. Remember only what worked; if nothing does, the first error stands (a
         5xx may have been a plain outage)."""
         forms = self._forms(request)
-        first: openai.APIStatusError | None = None
+        first: HTTPStatusError | None = None
         for dialect, parts in forms:
             try:
                 result = await self._post_tokens_adapting(request, n, seed, dialect, parts)
-            except openai.APIStatusError as exc:
+            except HTTPStatusError as exc:
                 refused = exc.status_code in (400, 422) or exc.status_code >= 500
                 if not refused or (dialect, parts) == forms[-1]:
                     # the first error stands (a 5xx may be an outage), unless the simpler form
@@ -246,21 +303,33 @@ class OpenAIProvider:
         """POST; a 400 asking for `max_completion_tokens` instead of `max_tokens` (o-series
         models) switches the parameter for good and sends again."""
         try:
-            return await self._post(self._body(request, n, seed, dialect, parts))
-        except openai.APIStatusError as exc:
+            return await self._post(request, n, seed, dialect, parts)
+        except HTTPStatusError as exc:
             asks = exc.status_code == 400 and "max_completion_tokens" in str(exc.message)
             if not asks or request.max_tokens is None or self.capabilities.max_tokens_param:
                 raise
             log.info("%s wants max_completion_tokens: using it from now on", self._label)
             self.capabilities.max_tokens_param = "max_completion_tokens"
-            return await self._post(self._body(request, n, seed, dialect, parts))
+            return await self._post(request, n, seed, dialect, parts)
 
-    async def _post(self, body: dict[str, Any]) -> Any:
-        """POST the body as built: the SDK's typed-params transform costs ~3 ms of CPU per
-        request (measured), more than the whole client budget; auth, timeouts and error
-        types stay the SDK's."""
+    async def _post(
+        self, request: ChatRequest, n: int, seed: int | None, dialect: str, parts: bool
+    ) -> Any:
+        """POST the body. On the SDK transports, its typed-params transform would cost ~3 ms
+        of CPU per request (measured), so the body goes through `post` as built; its status
+        errors become `HTTPStatusError` like the direct transport's."""
+        if self._direct is not None:
+            data = self._encoded_body(request, n, seed, dialect, parts)
+            return await self._direct.post("/chat/completions", data)
+        import openai
+
+        body = self._body(request, n, seed, dialect, parts)
         client = next(self._next)
-        return await client.post("/chat/completions", body=body, cast_to=dict[str, Any])
+        try:
+            return await client.post("/chat/completions", body=body, cast_to=dict[str, Any])
+        except openai.APIStatusError as exc:
+            message = str(exc.message)
+            raise HTTPStatusError(exc.status_code, exc.body, message, exc.response.headers) from exc
 
     def _body(
         self,
@@ -270,9 +339,25 @@ class OpenAIProvider:
         dialect: str = "json_schema",
         parts: bool = True,
     ) -> dict[str, Any]:
+        body = self._fields(request, n, seed, dialect)
+        body["messages"] = to_openai_messages(request.messages, parts=parts)
+        return body
+
+    def _encoded_body(
+        self, request: ChatRequest, n: int, seed: int | None, dialect: str, parts: bool
+    ) -> bytes:
+        """`_body` as JSON bytes, each context message encoded once per run (`_WIRE`)."""
+        fields = self._fields(request, n, seed, dialect)
+        messages = _WIRE.array(request.messages, parts)
+        return splice(fields, "messages", messages, sort_keys=False).encode("utf-8")
+
+    def _fields(
+        self, request: ChatRequest, n: int, seed: int | None, dialect: str
+    ) -> dict[str, Any]:
+        """The body with a placeholder for the messages (in their place: after `model`)."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": to_openai_messages(request.messages, parts=parts),
+            "messages": None,
             "temperature": request.temperature,
         }
         optional = {
@@ -286,6 +371,13 @@ class OpenAIProvider:
         }
         body.update({k: v for k, v in optional.items() if v is not None})
         return body
+
+
+def _wire_message(message: Message, parts: bool) -> str:
+    return dumps(to_openai_message(message, parts=parts))
+
+
+_WIRE = FragmentMemo(_wire_message)
 
 
 def _response_format(schema: dict[str, Any] | None, dialect: str) -> dict[str, Any] | None:

@@ -58,7 +58,8 @@ def scrub(text: str, key_env: str) -> str:
     return text.replace(secret, "***") if secret and len(secret) >= 4 else text
 
 
-def _status_error(exc: Any, label: str, key_env: str) -> LLMError:
+def status_error(exc: Any, label: str, key_env: str) -> LLMError:
+    """Ours for an HTTP status error: the SDK's, or the direct transport's `HTTPStatusError`."""
     status = int(exc.status_code)
     detail = scrub(_server_message(exc), key_env)
     where = f"{label}: HTTP {status}: {detail}"
@@ -70,7 +71,7 @@ def _status_error(exc: Any, label: str, key_env: str) -> LLMError:
         )
     if status in RETRYABLE_STATUS or status >= 500:
         kind = "rate_limit" if status == 429 else "timeout" if status == 408 else "server_error"
-        return TransientLLMError(where, retry_after=retry_after(exc.response.headers), kind=kind)
+        return TransientLLMError(where, retry_after=retry_after(_headers(exc)), kind=kind)
     if status == 401:
         fix = f"set {key_env} to a valid API key for this endpoint"
         return PermanentLLMError(f"{where}; {fix}", kind="auth")
@@ -79,6 +80,13 @@ def _status_error(exc: Any, label: str, key_env: str) -> LLMError:
         return PermanentLLMError(f"{where}; {fix}", kind="context_length")
     fix = _FIXES.get(status, "the endpoint refused the request; see its message")
     return PermanentLLMError(f"{where}; {fix}", kind="bad_request")
+
+
+def _headers(exc: Any) -> Any:
+    headers = getattr(exc, "headers", None)
+    if headers is None:  # the SDK's errors carry the httpx response
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    return headers
 
 
 def _is_quota(exc: Any) -> bool:
@@ -131,7 +139,7 @@ def map_error(exc: BaseException, sdk: ModuleType, label: str, key_env: str) -> 
         what = type(cause).__name__ if cause is not None else "connection error"
         return TransientLLMError(f"{label}: connection failed ({what})", kind="connection")
     if isinstance(exc, sdk.APIStatusError):
-        return _status_error(exc, label, key_env)
+        return status_error(exc, label, key_env)
     if isinstance(exc, sdk.APIResponseValidationError | json.JSONDecodeError | UnicodeDecodeError):
         detail = scrub(str(exc), key_env)[:300]
         return TransientLLMError(

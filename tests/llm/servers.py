@@ -357,10 +357,17 @@ class AsyncOpenAIServer:
             return {"count": 0, "peak_in_flight": 0, "mean_in_flight": 0.0}
         start = min(a for a, _ in self.intervals)
         end = max(b for _, b in self.intervals)
+        tenth = (end - start) / 10
         return {
             "count": self.count,
             "peak_in_flight": self.peak_in_flight,
             "mean_in_flight": self.mean_in_flight(start, end),
+            "span_s": end - start,
+            # where in-flight falls short: the mean in each tenth of the span
+            "deciles": [
+                round(self.mean_in_flight(start + k * tenth, start + (k + 1) * tenth), 1)
+                for k in range(10)
+            ],
         }
 
     def _run(self) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import json
 import multiprocessing
 import os
 import signal
@@ -113,6 +115,8 @@ def test_second_identical_call_sends_no_request_and_a_changed_one_does(
         assert again.completions == first.completions
         assert first.completions != hotter.completions != reseeded.completions
 
+        assert client.cache is not None
+        client.cache.close()  # as the first process ends
         rerun, client = asyncio.run(run(server.base_url))  # a new process would see the same
         assert server.count == 3
         assert client.usage.stage("teacher").cache_hits == 4
@@ -187,6 +191,7 @@ def test_a_torn_entry_is_a_miss_and_is_replaced(tmp_path: Path) -> None:
     path = tmp_path / "torn.sqlite"
     cache = RequestCache(path)
     cache.put("k", RESPONSE)
+    cache.flush()
     db = sqlite3.connect(path)
     db.execute("UPDATE responses SET payload = substr(payload, 1, 20) WHERE key = 'k'")
     db.commit()
@@ -194,3 +199,78 @@ def test_a_torn_entry_is_a_miss_and_is_replaced(tmp_path: Path) -> None:
     assert cache.misses == 1
     cache.put("k", RESPONSE)
     assert cache.get("k") == dataclasses.replace(RESPONSE, cached=True)
+
+
+def test_keys_are_the_sha256_of_the_whole_canonical_body_so_old_caches_still_hit() -> None:
+    """The key is defined as SHA-256 over the sorted, compact JSON of the request's answer-
+    determining fields; building it from per-message pieces must give exactly that, for
+    messages with tool calls, non-ASCII text, content lists and the same object reused."""
+    shared = Message("assistant", "", tool_calls=[ToolCall("c1", "bash", '{"cmd": "ls é"}')])
+    requests = [
+        dataclasses.replace(
+            BASE,
+            messages=(
+                Message("system", "sys ü \u2028 \"q\""),
+                Message("user", "u", content_parts='[{"type": "text", "text": "u"}]'),
+                shared,
+                Message("tool", "out\n", tool_call_id="c1", name="bash"),
+                shared,
+            ),
+            tools=({"type": "function", "function": {"name": "bash", "parameters": {"b": 1, "a": 2}}},),
+            stop=("\n",),
+            json_schema={"type": "object", "required": ["z", "a"]},
+        ),
+        BASE,
+    ]
+    for request in requests * 2:  # the second round reads the per-message memo
+        body = {
+            "v": 1,
+            "provider": "openai",
+            "base_url": "http://h/v1",
+            "model": "m",
+            "messages": [
+                {
+                    "role": m.role,
+                    "content": m.content,
+                    "tool_calls": [dataclasses.asdict(c) for c in m.tool_calls],
+                    "tool_call_id": m.tool_call_id,
+                    "name": m.name,
+                    "content_parts": m.content_parts,
+                }
+                for m in request.messages
+            ],
+            "tools": request.tools,
+            "n": request.n,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "max_tokens": request.max_tokens,
+            "seed": request.seed,
+            "stop": request.stop,
+            "json_schema": request.json_schema,
+        }
+        text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        assert key(request) == hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_answers_not_yet_written_are_hits_and_reach_the_file_on_close(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = RequestCache(path)
+    cache.put("k", RESPONSE)
+    assert cache.get("k") == dataclasses.replace(RESPONSE, cached=True)  # from memory
+    cache.close()
+    stored = sqlite3.connect(path).execute("SELECT COUNT(*) FROM responses").fetchone()
+    assert stored == (1,)
+
+
+def test_a_cache_dropped_without_close_still_writes_its_answers(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    code = (
+        "import sys; from builder.llm.cache import RequestCache; "
+        "from builder.llm.protocol import ChatResponse, Completion; "
+        "cache = RequestCache(sys.argv[1]); "
+        "[cache.put(f'k{i}', ChatResponse((Completion('x'),), model=f'm{i}')) for i in range(5)]"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    subprocess.run([sys.executable, "-c", code, str(path)], env=env, check=True)
+    cache = RequestCache(path)
+    assert [model_of(cache, f"k{i}") for i in range(5)] == [f"m{i}" for i in range(5)]

@@ -1,4 +1,6 @@
-"""Fault behaviour of OpenAIProvider + LLMClient against a real local HTTP server."""
+"""Fault behaviour of OpenAIProvider + LLMClient against a real local HTTP server, on every
+transport (the direct aiohttp POST and the SDK on aiohttp and httpx): the same faults must map
+to the same errors whichever stack carries the request."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pytest
 from builder.errors import PermanentLLMError, TransientLLMError
 from builder.llm.client import LLMClient
 from builder.llm.limits import EndpointLimits, RetryPolicy
-from builder.llm.openai_provider import OpenAIProvider
+from builder.llm.openai_provider import TRANSPORTS, OpenAIProvider
 from builder.llm.protocol import ChatRequest, ChatResponse
 from schemas.trajectories import Message
 from tests.llm.servers import FakeAPIServer, Fault, status
@@ -33,8 +35,17 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-faults")
 
 
-def make_client(server: FakeAPIServer, sleep: SleepRecorder, attempts: int = 4) -> LLMClient:
-    provider = OpenAIProvider("gpt-test", base_url=server.base_url, timeout=0.4)
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def make_client(
+    server: FakeAPIServer, sleep: SleepRecorder, transport: str, attempts: int = 4
+) -> LLMClient:
+    provider = OpenAIProvider(
+        "gpt-test", base_url=server.base_url, timeout=0.4, transport=transport
+    )
     retry = RetryPolicy(max_attempts=attempts, base_delay_s=0.01, sleep=sleep)
     return LLMClient(provider, retry=retry, limits=EndpointLimits(max_in_flight=8))
 
@@ -57,11 +68,11 @@ TRANSIENT = [
     ("fault", "kind"), TRANSIENT, ids=["500", "503", "slow", "truncated", "dropped", "invalid-json"]
 )
 def test_transient_faults_are_retried_and_yield_exactly_the_answer_of_the_good_request(
-    fault: Fault, kind: str
+    fault: Fault, kind: str, transport: str
 ) -> None:
     sleep = SleepRecorder()
     with FakeAPIServer(faults=[fault]) as server:
-        client = make_client(server, sleep)
+        client = make_client(server, sleep, transport)
         response = run(client)
         assert server.count == 2
     texts = [c.text for c in response.completions]
@@ -71,12 +82,12 @@ def test_transient_faults_are_retried_and_yield_exactly_the_answer_of_the_good_r
     assert len(sleep.delays) == 1
 
 
-def test_rate_limit_waits_what_retry_after_says_plus_jitter() -> None:
+def test_rate_limit_waits_what_retry_after_says_plus_jitter(transport: str) -> None:
     sleep = SleepRecorder()
     with FakeAPIServer(
         faults=[status(429, retry_after="3"), status(429, retry_after_ms="250")]
     ) as s:
-        client = make_client(s, sleep)
+        client = make_client(s, sleep, transport)
         response = run(client)
         assert s.count == 3
     # honoured, and stretched by up to half (jitter) so turned-back requests do not return at once
@@ -93,10 +104,12 @@ def test_rate_limit_waits_what_retry_after_says_plus_jitter() -> None:
         (404, "check `model` and `base_url`"),
     ],
 )
-def test_client_errors_fail_fast_without_retry_and_say_what_to_fix(code: int, fix: str) -> None:
+def test_client_errors_fail_fast_without_retry_and_say_what_to_fix(
+    code: int, fix: str, transport: str
+) -> None:
     sleep = SleepRecorder()
     with FakeAPIServer(faults=[status(code)]) as server:
-        client = make_client(server, sleep)
+        client = make_client(server, sleep, transport)
         with pytest.raises(PermanentLLMError, match=fix) as info:
             run(client)
         assert server.count == 1
@@ -105,10 +118,10 @@ def test_client_errors_fail_fast_without_retry_and_say_what_to_fix(code: int, fi
     assert sum(client.usage.stage("agent").errors.values()) == 1
 
 
-def test_retries_stop_after_max_attempts_with_the_last_error() -> None:
+def test_retries_stop_after_max_attempts_with_the_last_error(transport: str) -> None:
     sleep = SleepRecorder()
     with FakeAPIServer(faults=[status(502)] * 5) as server:
-        client = make_client(server, sleep, attempts=3)
+        client = make_client(server, sleep, transport, attempts=3)
         with pytest.raises(TransientLLMError, match="HTTP 502"):
             run(client)
         assert server.count == 3
@@ -117,12 +130,12 @@ def test_retries_stop_after_max_attempts_with_the_last_error() -> None:
     assert client.usage.stage("agent").errors == {"server_error": 3}
 
 
-def test_concurrent_requests_under_faults_lose_and_duplicate_nothing() -> None:
+def test_concurrent_requests_under_faults_lose_and_duplicate_nothing(transport: str) -> None:
     faults = [status(500), Fault("truncate"), status(429, retry_after="0"), Fault("invalid_json")]
     requests = [ChatRequest((Message("user", f"task {i}"),), n=2) for i in range(12)]
     sleep = SleepRecorder()
     with FakeAPIServer(faults=faults, latency_s=0.01) as server:
-        client = make_client(server, sleep)
+        client = make_client(server, sleep, transport)
 
         async def all_of_them() -> list[ChatResponse]:
             return await asyncio.gather(*(client.complete(r, stage="agent") for r in requests))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from builder.errors import ConfigError, TransientLLMError
-from builder.llm.openai_provider import PLACEHOLDER_KEY, OpenAIProvider
+from builder.llm.openai_provider import TRANSPORTS, PLACEHOLDER_KEY, OpenAIProvider
 from builder.llm.protocol import ChatRequest, ChatResponse
 from builder.teacher.prompt import COMPRESSOR_SCHEMA
 from schemas.trajectories import Message, ToolCall
@@ -194,17 +194,21 @@ def test_the_compressor_schema_is_strict_compatible() -> None:
     assert not is_strict_compatible(SCHEMA)  # no additionalProperties: false
 
 
-def test_a_model_that_rejects_max_tokens_gets_max_completion_tokens_from_then_on() -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_model_that_rejects_max_tokens_gets_max_completion_tokens_from_then_on(
+    transport: str,
+) -> None:
     request = ChatRequest((Message("user", "hi"),), max_tokens=50)
     with FakeAPIServer(reject_max_tokens=True) as server:
-        provider = OpenAIProvider("o3-test", base_url=server.base_url)
+        provider = OpenAIProvider("o3-test", base_url=server.base_url, transport=transport)
         complete_twice(provider, request)
         assert ["max_tokens" in r for r in server.requests] == [True, False, False]
         assert server.requests[2]["max_completion_tokens"] == 50
     assert provider.capabilities.max_tokens_param == "max_completion_tokens"
 
 
-def test_insufficient_quota_stops_instead_of_waiting() -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_insufficient_quota_stops_instead_of_waiting(transport: str) -> None:
     from builder.errors import QuotaExceededError
 
     body = json.dumps(
@@ -217,17 +221,20 @@ def test_insufficient_quota_stops_instead_of_waiting() -> None:
         }
     )
     with FakeAPIServer(faults=[status(429, body, retry_after="20")]) as server:
-        provider = OpenAIProvider("gpt-test", base_url=server.base_url)
+        provider = OpenAIProvider("gpt-test", base_url=server.base_url, transport=transport)
         with pytest.raises(QuotaExceededError, match="no quota or credit left"):
             complete(provider, ChatRequest((Message("user", "hi"),)))
         assert server.count == 1
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("refusal", [422, 400, 500])
-def test_a_server_that_rejects_json_schema_gets_json_object_with_the_schema(refusal: int) -> None:
+def test_a_server_that_rejects_json_schema_gets_json_object_with_the_schema(
+    refusal: int, transport: str
+) -> None:
     request = ChatRequest((Message("user", "ok?"),), json_schema=SCHEMA)
     with FakeAPIServer(reject_json_schema=refusal) as server:
-        provider = OpenAIProvider("gemma", base_url=server.base_url)
+        provider = OpenAIProvider("gemma", base_url=server.base_url, transport=transport)
         complete_twice(provider, request)  # the fallback is remembered: one request the 2nd time
         assert [r["response_format"]["type"] for r in server.requests] == [
             "json_schema",
@@ -289,3 +296,27 @@ def test_content_lists_fall_back_to_strings_for_servers_that_refuse_them() -> No
     assert sent == [[{"type": "text", "text": "be brief"}], "be brief", "be brief"]
     assert provider.capabilities.content_parts is False
     assert first.completions[0].text and second.completions[0].text
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_every_transport_sends_the_key_organisation_and_project_as_the_sdk_does(
+    transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NAP_TEST_KEY", "sk-header-check")
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-123")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-456")
+    with FakeAPIServer() as server:
+        provider = OpenAIProvider(
+            "m", base_url=server.base_url, api_key_env="NAP_TEST_KEY", transport=transport
+        )
+        complete(provider, ChatRequest((Message("user", "a"),)))
+        (headers,) = server.headers
+    assert headers["authorization"] == "Bearer sk-header-check"
+    assert headers["openai-organization"] == "org-123"
+    assert headers["openai-project"] == "proj-456"
+    assert headers["content-type"] == "application/json"
+
+
+def test_an_unknown_transport_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown transport 'curl'"):
+        OpenAIProvider("m", base_url="http://127.0.0.1:9/v1", transport="curl")

@@ -37,7 +37,7 @@ class OpenAIBatch:
         self.model = online.model
         self.max_requests = max_requests
         self.max_bytes = max_bytes
-        self._client: openai.AsyncOpenAI = online._clients[0]
+        self._client: openai.AsyncOpenAI = online.sdk_client()
 
     def lines(self, stem: str, request: ChatRequest) -> list[Line]:
         body = self.online._body(request, request.n, request.seed)
