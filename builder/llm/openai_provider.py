@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from builder.errors import ConfigError, LLMError, TransientLLMError
+from builder.llm.fragments import FragmentMemo, dumps, splice
 from builder.llm.gate import Gate, NoGate
 from builder.llm.http_json import HTTPStatusError, JsonHTTP
-from builder.llm.fragments import FragmentMemo, dumps, splice
 from builder.llm.messages import (
     openai_tool_calls,
     root_object_schema,
@@ -39,8 +39,8 @@ from builder.llm.messages import (
     to_openai_messages,
 )
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
-from schemas.trajectories import Message
 from builder.llm.sdk_errors import CONTEXT_ERROR, raise_mapped, scrub, status_error
+from schemas.trajectories import Message
 
 if TYPE_CHECKING:
     import openai
@@ -93,7 +93,8 @@ def _auth_headers(api_key: str) -> dict[str, str]:
     """What the SDK sends besides the body: the key, and the organisation and project when
     the environment names them (the SDK reads the same variables)."""
     headers = {"Authorization": f"Bearer {api_key}"}
-    for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+    named = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
+    for env, header in named:
         if os.environ.get(env):
             headers[header] = os.environ[env]
     return headers

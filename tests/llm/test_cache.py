@@ -216,7 +216,7 @@ def test_keys_are_the_sha256_of_the_whole_canonical_body_so_old_caches_still_hit
                 Message("tool", "out\n", tool_call_id="c1", name="bash"),
                 shared,
             ),
-            tools=({"type": "function", "function": {"name": "bash", "parameters": {"b": 1, "a": 2}}},),
+            tools=({"type": "function", "function": {"name": "sh", "parameters": {"b": 1, "a": 2}}},),
             stop=("\n",),
             json_schema={"type": "object", "required": ["z", "a"]},
         ),

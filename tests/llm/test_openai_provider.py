@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from builder.errors import ConfigError, TransientLLMError
-from builder.llm.openai_provider import TRANSPORTS, PLACEHOLDER_KEY, OpenAIProvider
+from builder.llm.openai_provider import PLACEHOLDER_KEY, TRANSPORTS, OpenAIProvider
 from builder.llm.protocol import ChatRequest, ChatResponse
 from builder.teacher.prompt import COMPRESSOR_SCHEMA
 from schemas.trajectories import Message, ToolCall
