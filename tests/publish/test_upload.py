@@ -82,12 +82,12 @@ def test_an_lfs_file_with_the_same_size_but_new_content_is_sent(
     hub: HubServer, dataset: Path
 ) -> None:
     upload(dataset, REPO)
-    plot = next((dataset / "plots").glob("*.png"))
-    data = bytearray(plot.read_bytes())
-    data[-1] ^= 0xFF  # same size, different bytes: only the sha256 tells
-    plot.write_bytes(bytes(data))
+    shard = sorted((dataset / "data").rglob("*.parquet"))[0]
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, different bytes: only the sha256 tells
+    shard.write_bytes(bytes(data))
     report = upload(dataset, REPO)
-    assert report.uploaded == [plot.relative_to(dataset).as_posix()]
+    assert report.uploaded == [shard.relative_to(dataset).as_posix()]
     assert hub.state.files(REPO)[report.uploaded[0]] == bytes(data)
 
 
