@@ -57,7 +57,7 @@ def test_republishing_another_shard_count_leaves_no_stale_file_and_loads(
     assert hub.state.files(REPO) == local  # nothing stale beside the new shards
     assert sorted(report.deleted) == sorted(before - set(local))
     assert all(p.startswith("data/") and "-of-0000" in p for p in report.deleted)
-    # unchanged LFS files (plots) were recognised by sha256 and not sent again
+    # unchanged plots (SVG: regular git files) were recognised by blob id and not sent again
     assert {p for p in report.skipped if p.startswith("plots/")} == {
         p for p in local if p.startswith("plots/")
     }

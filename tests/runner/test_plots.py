@@ -1,9 +1,13 @@
-"""Report plots: exact data behind each plot, and real SVG files read back, with and without data."""
+"""Report plots: the exact data behind each plot, and real SVG files read back, empty or not."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
@@ -19,6 +23,7 @@ from schemas.judgements import JUDGEMENT_SCHEMA, JudgementRecord
 from schemas.steps import STEP_SCHEMA, Action, StepRecord
 from schemas.supervision import SUPERVISION_SCHEMA, SupervisionRecord
 from tests.plotting.svg_read import bars, parse, texts
+from tests.runner.nap_server import nap_server, replicate_samples, run_config
 
 PLOTS = ("compression_ratio.svg", "pass_rate_by_intent.svg", "tokens_saved_per_trajectory.svg")
 
@@ -152,3 +157,30 @@ def test_many_trajectories_switch_to_a_histogram(tmp_path: Path) -> None:
     drawn = bars(parse(write_plots(tmp_path)[2]))
     assert len(drawn) == 30  # 60 evenly spread values in 30 bins: two per bin
     assert {b.tip.rsplit(": ", 1)[1] for b in drawn} == {"2"}
+
+
+def test_a_run_writes_its_plots_as_svg_matching_its_tables(tmp_path: Path) -> None:
+    corpus = replicate_samples(tmp_path / "corpus", 1)
+    out = tmp_path / "out"
+    config = tmp_path / "run.yaml"
+    with nap_server() as server:
+        config.write_text(run_config(corpus, server.base_url, out))
+        done = subprocess.run(
+            [sys.executable, "-m", "builder.cli", "run", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in (out / "plots").iterdir()) == sorted(PLOTS)
+    ratios, rates, saved = (parse(out / "plots" / name) for name in PLOTS)
+    supervision = pl.read_parquet(out / "supervision" / "*.parquet")
+    judged = pl.read_parquet(out / "judgements" / "*.parquet").filter(~pl.col("is_control"))
+    assert judged.height > 0 and supervision.height > 0
+
+    def counted(root: ET.Element) -> list[int]:
+        return [int(b.tip.rsplit(": ", 1)[1].split("/")[-1]) for b in bars(root)]
+
+    assert sum(counted(ratios)) == supervision.filter(~pl.col("is_fallback")).height
+    assert sum(counted(rates)) == judged.height  # "intent: passed/judged" per bar
+    assert len(bars(saved)) == supervision["trajectory_id"].n_unique()
