@@ -144,17 +144,17 @@ def line(x1: float, y1: float, x2: float, y2: float, stroke: str = INK, css: str
 
 def axes(
     frame: Frame,
-    *,
-    title: str,
-    xlabel: str,
-    ylabel: str,
+    names: tuple[str, str, str],
     x_ticks: Sequence[tuple[float, str]],
     y_ticks: Sequence[tuple[float, str]],
+    *,
     rotation: float = 0.0,
     x_label_size: float = TICK_SIZE,
     grid: bool = False,
 ) -> list[str]:
-    """Title, axis lines, ticks with labels (x labels at pixel positions), axis labels."""
+    """Title, axis lines, ticks with labels, axis labels. `names` is (title, x label, y label);
+    x ticks are at pixel positions (categories have no values), y ticks at data values."""
+    title, xlabel, ylabel = names
     out = [text(WIDTH / 2, TITLE_SIZE + 8, title, size=TITLE_SIZE, css="title")]
     for value, label in y_ticks:
         y = frame.y(value)

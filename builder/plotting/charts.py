@@ -50,6 +50,12 @@ def _y_ticks(frame: Frame, integer: bool = False) -> list[tuple[float, str]]:
     return [(t, tick_label(t, ticks)) for t in ticks]
 
 
+def _x_ticks(frame: Frame) -> list[tuple[float, str]]:
+    """Value ticks along x, at their pixel positions."""
+    ticks = nice_ticks(frame.x_lo, frame.x_hi)
+    return [(frame.x(t), tick_label(t, ticks)) for t in ticks]
+
+
 def _labels(lo: float, hi: float, integer: bool = False) -> list[str]:
     ticks = nice_ticks(lo, hi, integer=integer)
     return [tick_label(t, ticks) for t in ticks]
@@ -89,16 +95,7 @@ def histogram(
             left, right = frame.x(lo + i * width), frame.x(lo + (i + 1) * width)
             tip = f"{lo + i * width:.4g} to {lo + (i + 1) * width:.4g}: {count}"
             body.append(_bar(left, right - left, frame.y(0), frame.y(count), color, tip))
-    ticks = nice_ticks(lo, hi)
-    x_ticks = [(frame.x(t), tick_label(t, ticks)) for t in ticks]
-    body += axes(
-        frame,
-        title=title,
-        xlabel=xlabel,
-        ylabel=ylabel,
-        x_ticks=x_ticks,
-        y_ticks=_y_ticks(frame, integer=True),
-    )
+    body += axes(frame, (title, xlabel, ylabel), _x_ticks(frame), _y_ticks(frame, integer=True))
     return document(title, body)
 
 
@@ -145,11 +142,9 @@ def bar_chart(
     x_ticks = [(frame.x(i + 0.5), label) for i, label in enumerate(shown)]
     body += axes(
         frame,
-        title=title,
-        xlabel=xlabel,
-        ylabel=ylabel,
-        x_ticks=x_ticks,
-        y_ticks=_y_ticks(frame),
+        (title, xlabel, ylabel),
+        x_ticks,
+        _y_ticks(frame),
         rotation=rotation,
         x_label_size=label_size,
     )
@@ -169,17 +164,7 @@ def scatter(
     if not points:
         return no_data(title)
     frame = frame_for(x_range, y_range, y_labels=_labels(*y_range))
-    x_values = nice_ticks(*x_range)
-    x_ticks = [(frame.x(t), tick_label(t, x_values)) for t in x_values]
-    body = axes(
-        frame,
-        title=title,
-        xlabel=xlabel,
-        ylabel=ylabel,
-        x_ticks=x_ticks,
-        y_ticks=_y_ticks(frame),
-        grid=True,
-    )
+    body = axes(frame, (title, xlabel, ylabel), _x_ticks(frame), _y_ticks(frame), grid=True)
     for i, (label, x, y) in enumerate(points):
         cx, cy = frame.x(x), frame.y(y)
         color = PALETTE[i % len(PALETTE)]

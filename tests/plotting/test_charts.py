@@ -154,3 +154,18 @@ def test_same_data_gives_the_same_bytes_in_another_process() -> None:
         for seed in ("1", "2")
     }
     assert len(outputs) == 1 and next(iter(outputs)).startswith(b"<?xml")
+
+
+def test_the_run_report_and_eval_plots_import_no_plotting_library() -> None:
+    code = (
+        "import sys, builder.runner.finish, builder.runner.plots, builder.evaluate.report\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'PIL')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT)},
+    )
+    assert done.stdout.strip() == "[]"
