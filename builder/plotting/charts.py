@@ -45,6 +45,13 @@ def _value_range(lo: float, hi: float, pad: float = 0.05) -> tuple[float, float]
     return (lo - span * pad if lo < 0 else lo, hi + span * pad if hi > 0 else hi)
 
 
+def _cover(bounds: tuple[float, float], values: Sequence[float]) -> tuple[float, float]:
+    """`bounds` widened to hold `values`, with a margin of 5% of the span where it grew."""
+    lo, hi = min(bounds[0], *values), max(bounds[1], *values)
+    margin = (hi - lo) * 0.05
+    return (lo - margin if lo < bounds[0] else lo, hi + margin if hi > bounds[1] else hi)
+
+
 def _y_ticks(frame: Frame, integer: bool = False) -> list[tuple[float, str]]:
     ticks = nice_ticks(frame.y_lo, frame.y_hi, integer=integer)
     return [(t, tick_label(t, ticks)) for t in ticks]
@@ -107,7 +114,7 @@ def bar_chart(
     xlabel: str,
     ylabel: str,
     notes: Sequence[str] | None = None,
-    y_max: float | None = None,
+    y_max: float | None = None,  # top of the y axis, unless a value is higher
     rotation: float = 0.0,
     label_size: float = TICK_SIZE,
     color: str = PALETTE[0],
@@ -118,7 +125,7 @@ def bar_chart(
     if not labels:
         return no_data(title)
     lo, hi = _value_range(min(0.0, *values), max(0.0, *values))
-    hi = y_max if y_max is not None else hi
+    hi = max(y_max, *values) if y_max is not None else hi
     shown = [shorten(label) for label in labels]
     y_labels = _labels(lo, hi)
     frame = frame_for(
@@ -160,9 +167,12 @@ def scatter(
     x_range: tuple[float, float],
     y_range: tuple[float, float],
 ) -> str:
-    """Labelled points (label, x, y) on a grid, one colour per point in order."""
+    """Labelled points (label, x, y) on a grid, one colour per point in order. The ranges
+    grow to take in points outside them (say, a compressor that adds tokens)."""
     if not points:
         return no_data(title)
+    x_range = _cover(x_range, [x for _, x, _ in points])
+    y_range = _cover(y_range, [y for _, _, y in points])
     frame = frame_for(x_range, y_range, y_labels=_labels(*y_range))
     body = axes(frame, (title, xlabel, ylabel), _x_ticks(frame), _y_ticks(frame), grid=True)
     for i, (label, x, y) in enumerate(points):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from builder.plotting import bar_chart, bin_counts, histogram, no_data, scatter
-from tests.plotting.svg_read import bars, parse, points, texts, ticks
+from tests.plotting.svg_read import NS, bars, parse, points, texts, ticks
 
 ROOT = Path(__file__).resolve().parents[2]
 LABELS = {"title": "T", "xlabel": "X", "ylabel": "Y"}
@@ -108,6 +108,24 @@ def test_scatter_places_one_point_per_item_up_and_right_for_larger_values() -> N
     x_of = {label: x for x, label in ticks(root, "x")}
     assert x_of["0.0"] == pytest.approx(xs[0], abs=0.01)
     assert x_of["1.0"] == pytest.approx(xs[2], abs=0.01)
+
+
+def test_points_outside_the_given_ranges_widen_them() -> None:
+    items = [("expands", -0.5, 0.25), ("ok", 0.5, 0.75)]
+    root = parse(scatter(items, x_range=(0.0, 1.0), y_range=(0.0, 1.0), **LABELS))
+    (x_out, _), (x_in, _) = points(root)
+    x_of = {label: x for x, label in ticks(root, "x")}
+    assert x_of["-0.5"] == pytest.approx(x_out, abs=0.01)  # inside the frame, on its tick
+    assert x_of["0.5"] == pytest.approx(x_in, abs=0.01)
+    assert list(x_of)[-1] == "1.0"
+
+
+def test_a_value_above_y_max_raises_the_axis() -> None:
+    root = parse(bar_chart(["a", "b"], [1.0, 3.0], y_max=1.1, **LABELS))
+    y_axis = next(e for e in root.iter(f"{NS}line") if e.get("class") == "axis")
+    low, high = bars(root)
+    assert high.y == pytest.approx(float(y_axis.get("y1", "nan")), abs=0.01)  # not above it
+    assert low.height == pytest.approx(high.height / 3, abs=0.01)
 
 
 @pytest.mark.parametrize(
