@@ -10,17 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from builder.config import PipelineConfig, config_hash
 from builder.evaluate.compressors import Spec, describe
+from builder.plotting import scatter
 from builder.runner.report import _write_atomic, json_safe
 from builder.shards import write_table_atomic
 from schemas.common import to_table
 from schemas.eval_steps import EVAL_STEP_SCHEMA, EvalStepRecord
 
-PLOT_NAME = "preservation_vs_tokens_saved.png"
+PLOT_NAME = "preservation_vs_tokens_saved.svg"
 FIGURES = (
     "steps",
     "preserved",
@@ -164,23 +163,18 @@ def render_markdown(
 
 def write_plot(reports: Mapping[str, Mapping[str, Any]], path: Path) -> Path:
     """Preservation rate (y) against the fraction of tokens saved (x), one point per compressor."""
-    figure = Figure(figsize=(6.5, 4.5), dpi=100, layout="constrained")
-    axes = figure.add_subplot()
-    for name, r in reports.items():
-        x, y = r.get("tokens_saved_fraction"), r.get("preservation_rate")
-        if x is None or y is None:
-            continue
-        axes.scatter([x], [y], s=50)
-        axes.annotate(name, (x, y), xytext=(5, 5), textcoords="offset points", fontsize=9)
-    axes.set_xlim(-0.05, 1.05)
-    axes.set_ylim(-0.05, 1.05)
-    axes.set_xlabel("tokens saved (fraction of raw observation tokens)")
-    axes.set_ylabel("next-action preservation rate")
-    axes.set_title("Compressors: preservation vs tokens saved (up and right is better)")
-    axes.grid(alpha=0.3)
-    FigureCanvasAgg(figure)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{path.name}")
-    figure.savefig(tmp, format="png")
-    tmp.replace(path)
+    points = [
+        (name, r["tokens_saved_fraction"], r["preservation_rate"])
+        for name, r in reports.items()
+        if r.get("tokens_saved_fraction") is not None and r.get("preservation_rate") is not None
+    ]
+    svg = scatter(
+        points,
+        x_range=(-0.05, 1.05),
+        y_range=(-0.05, 1.05),
+        xlabel="tokens saved (fraction of raw observation tokens)",
+        ylabel="next-action preservation rate",
+        title="Compressors: preservation vs tokens saved (up and right is better)",
+    )
+    _write_atomic(path, svg)
     return path

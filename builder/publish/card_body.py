@@ -204,7 +204,7 @@ def _plots_section(inputs: CardInputs) -> str:
         return ""
     lines = ["## Plots", ""]
     for plot in inputs.plots:
-        name = plot.rsplit("/", 1)[-1].removesuffix(".png").replace("_", " ")
+        name = plot.rsplit("/", 1)[-1].removesuffix(".svg").replace("_", " ")
         lines += [f"### {name}", "", f"![{name}]({plot})", ""]
     return "\n".join(lines).rstrip()
 

@@ -29,7 +29,7 @@ def parquet_files(folder: Path) -> list[Path]:
 
 
 def copy_plots(source: Path, dest: Path) -> list[str]:
-    plots = sorted(source.glob("*.png")) if source.is_dir() else []
+    plots = sorted(source.glob("*.svg")) if source.is_dir() else []
     if plots:
         dest.mkdir(parents=True, exist_ok=True)
     for plot in plots:

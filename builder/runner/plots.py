@@ -1,8 +1,7 @@
-"""Report plots as PNG files in OUT/plots/, drawn from the Parquet tables.
+"""Report plots as SVG files in OUT/plots/, drawn from the Parquet tables.
 
-The figures are built with `matplotlib.figure.Figure` and the Agg canvas, never pyplot, so
-plotting holds no global state and needs no display. The data behind each plot comes from a
-small pure-ish function that tests can check exactly.
+The data behind each plot comes from a small pure-ish function that tests can check exactly;
+builder.plotting turns it into SVG text with no plotting library.
 """
 
 from __future__ import annotations
@@ -10,17 +9,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import polars as pl
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from builder.runner.report import STEP_KEY, scan_table
+from builder.plotting import bar_chart, histogram
+from builder.runner.report import STEP_KEY, _write_atomic, scan_table
 
 IntentOf = Callable[[str | None], str]
 MAX_BARS = 40  # beyond this many trajectories, a histogram reads better than bars
+# what an empty plot is titled: its file name, spelled out
+TITLES = ("compression ratio", "pass rate by intent", "tokens saved per trajectory")
 
 
 def first_word(command: str | None) -> str:
@@ -85,67 +83,63 @@ def tokens_saved_per_trajectory(out_dir: Path) -> dict[str, int]:
 def write_plots(out_dir: Path, *, intent_of: IntentOf = first_word) -> list[Path]:
     """Draw the three report plots into OUT/plots/ and return their paths."""
     out_dir = Path(out_dir)
-    folder = out_dir / "plots"
-    folder.mkdir(parents=True, exist_ok=True)
-    drawn: list[tuple[str, Callable[[Axes, Any], None], Any]] = [
-        ("compression_ratio.png", _draw_ratios, compression_ratios(out_dir)),
-        ("pass_rate_by_intent.png", _draw_pass_rates, pass_rates_by_intent(out_dir, intent_of)),
-        ("tokens_saved_per_trajectory.png", _draw_saved, tokens_saved_per_trajectory(out_dir)),
+    drawn = [
+        ("compression_ratio.svg", ratios_svg(compression_ratios(out_dir))),
+        ("pass_rate_by_intent.svg", pass_rates_svg(pass_rates_by_intent(out_dir, intent_of))),
+        ("tokens_saved_per_trajectory.svg", saved_svg(tokens_saved_per_trajectory(out_dir))),
     ]
     paths = []
-    for name, draw, data in drawn:
-        figure = Figure(figsize=(7, 4.5), dpi=100, layout="constrained")
-        axes = figure.add_subplot()
-        if data:
-            draw(axes, data)
-        else:
-            _no_data(axes, name.removesuffix(".png").replace("_", " "))
-        paths.append(_save(figure, folder / name))
+    for name, svg in drawn:
+        path = out_dir / "plots" / name
+        _write_atomic(path, svg)
+        paths.append(path)
     return paths
 
 
-def _draw_ratios(axes: Axes, ratios: list[float]) -> None:
-    axes.hist(ratios, bins=20, range=(0.0, max(1.0, max(ratios))), color="#4c72b0")
-    axes.set_xlabel("rendered tokens / raw tokens (lower is more compressed)")
-    axes.set_ylabel("selected rows")
-    axes.set_title(f"Compression ratio of selected rows (n={len(ratios)})")
+def ratios_svg(ratios: list[float]) -> str:
+    return histogram(
+        ratios,
+        bins=20,
+        value_range=(0.0, max(1.0, *ratios)) if ratios else None,
+        title=f"Compression ratio of selected rows (n={len(ratios)})" if ratios else TITLES[0],
+        xlabel="rendered tokens / raw tokens (lower is more compressed)",
+        ylabel="selected rows",
+        color="#4c72b0",
+    )
 
 
-def _draw_pass_rates(axes: Axes, rates: dict[str, tuple[int, int]]) -> None:
-    names = list(rates)
-    values = [passed / judged if judged else 0.0 for passed, judged in rates.values()]
-    bars = axes.bar(names, values, color="#55a868")
-    for bar, (passed, judged) in zip(bars, rates.values(), strict=True):
-        top = (bar.get_x() + bar.get_width() / 2, bar.get_height())
-        axes.annotate(f"{passed}/{judged}", top, ha="center", va="bottom", fontsize=8)
-    axes.set_ylim(0, 1.1)
-    axes.set_ylabel("pass rate of judged candidates")
-    axes.set_xlabel("intent of the command whose output was compressed")
-    axes.set_title("Gate pass rate by action intent")
-    axes.tick_params(axis="x", labelrotation=30)
+def pass_rates_svg(rates: dict[str, tuple[int, int]]) -> str:
+    return bar_chart(
+        list(rates),
+        [passed / judged if judged else 0.0 for passed, judged in rates.values()],
+        notes=[f"{passed}/{judged}" for passed, judged in rates.values()],
+        y_max=1.1,
+        rotation=30,
+        title="Gate pass rate by action intent" if rates else TITLES[1],
+        xlabel="intent of the command whose output was compressed",
+        ylabel="pass rate of judged candidates",
+        color="#55a868",
+    )
 
 
-def _draw_saved(axes: Axes, saved: dict[str, int]) -> None:
-    if len(saved) <= MAX_BARS:
-        axes.bar(list(saved), list(saved.values()), color="#c44e52")
-        axes.set_xlabel("trajectory")
-        axes.tick_params(axis="x", labelrotation=60, labelsize=7)
-    else:
-        axes.hist(list(saved.values()), bins=30, color="#c44e52")
-        axes.set_xlabel("tokens saved")
-    axes.set_ylabel("tokens saved" if len(saved) <= MAX_BARS else "trajectories")
-    axes.set_title(f"Tokens saved per trajectory (total {sum(saved.values()):,})")
-
-
-def _no_data(axes: Axes, title: str) -> None:
-    axes.text(0.5, 0.5, "no data", ha="center", va="center", fontsize=20, color="gray")
-    axes.set_title(title)
-    axes.set_axis_off()
-
-
-def _save(figure: Figure, path: Path) -> Path:
-    FigureCanvasAgg(figure)
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    figure.savefig(tmp, format="png")
-    os.replace(tmp, path)
-    return path
+def saved_svg(saved: dict[str, int]) -> str:
+    title = f"Tokens saved per trajectory (total {sum(saved.values()):,})" if saved else TITLES[2]
+    if len(saved) > MAX_BARS:
+        return histogram(
+            list(saved.values()),
+            bins=30,
+            title=title,
+            xlabel="tokens saved",
+            ylabel="trajectories",
+            color="#c44e52",
+        )
+    return bar_chart(
+        list(saved),
+        list(saved.values()),
+        rotation=60,
+        label_size=7,
+        title=title,
+        xlabel="trajectory",
+        ylabel="tokens saved",
+        color="#c44e52",
+    )

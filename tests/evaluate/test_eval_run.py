@@ -15,6 +15,7 @@ import pytest
 
 from tests.evaluate.eval_fixtures import SPECS, cli, eval_args, read_report, write_config
 from tests.llm.servers import FakeAPIServer
+from tests.plotting.svg_read import parse, points, texts, ticks
 from tests.runner.nap_server import nap_server
 
 
@@ -128,8 +129,16 @@ def test_report_md_and_plot_cover_every_compressor(evaluated: Path) -> None:
         assert any(line.startswith(f"| `{spec}` | {report['steps']} |") and rate in line
                    for line in md.splitlines()), spec  # fmt: skip
     assert re.search(r"^Requests sent: \d+, answered from the cache: \d+", md, re.M)
-    plot = evaluated / "eval" / "preservation_vs_tokens_saved.png"
-    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    plot = parse(evaluated / "eval" / "preservation_vs_tokens_saved.svg")
+    reports = [read_report(evaluated, spec.replace(":", "-")) for spec in SPECS]
+    drawn = [r for r in reports if r["tokens_saved_fraction"] is not None]
+    assert len(drawn) >= 4
+    assert texts(plot, "point-label") == [r["compressor"] for r in drawn]
+    x0, x1 = (x for x, label in ticks(plot, "x") if label in ("0.0", "1.0"))
+    y0, y1 = (y for y, label in ticks(plot, "y") if label in ("0.0", "1.0"))
+    for report, (x, y) in zip(drawn, points(plot), strict=True):  # each point at its figures
+        assert x == pytest.approx(x0 + report["tokens_saved_fraction"] * (x1 - x0), abs=0.02)
+        assert y == pytest.approx(y0 + report["preservation_rate"] * (y1 - y0), abs=0.02)
 
 
 def test_a_rerun_is_answered_by_the_cache(

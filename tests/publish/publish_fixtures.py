@@ -3,34 +3,18 @@
 from __future__ import annotations
 
 import json
-import struct
-import zlib
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from builder.plotting import no_data
+
 TOKEN = "hf_" + "Zt9" * 11  # a fake Hub write token; must reach no file and no log
 EMPTY_REGISTRY = {"standardEnvVars": [], "harnesses": {}}
 SECRET = "ghp_" + "Q7x" * 12  # a GitHub token that must never reach a published file
 MESSAGE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
-
-
-def tiny_png() -> bytes:
-    """A valid 1x1 PNG, so plots are real image files."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", ihdr)
-        + chunk(b"IDAT", zlib.compress(b"\0\0\0\0"))
-        + chunk(b"IEND", b"")
-    )
 
 
 def _write_shards(folder: Path, table: pa.Table, shards: int) -> None:
@@ -108,8 +92,8 @@ def make_run_output(root: Path, trajectories: int = 40) -> Path:
     _write_shards(out / "preferences", pa.Table.from_pylist(pref_rows), 2)
     _write_shards(out / "candidates", pa.Table.from_pylist(cand_rows), 2)
     (out / "plots").mkdir()
-    for name in ("compression_ratio.png", "pass_rate_by_intent.png"):
-        (out / "plots" / name).write_bytes(tiny_png())
+    for name in ("compression_ratio", "pass_rate_by_intent"):  # real SVG files, as a run writes
+        (out / "plots" / f"{name}.svg").write_text(no_data(name.replace("_", " ")))
     report = {
         "totals": {
             "trajectories": trajectories,

@@ -71,7 +71,7 @@ def test_body_reports_statistics_plots_models_and_versions(
     for expected in (
         "| totals.eligible_steps | 120 |",
         "| compression.ratio_mean | 0.42 |",
-        "![compression ratio](plots/compression_ratio.png)",
+        "![compression ratio](plots/compression_ratio.svg)",
         "**Teacher**: `gpt-teacher-x`",
         "**Agent**: `agent-model-y`",
         "**Prompt version**: `compressor-v3`",
@@ -83,7 +83,7 @@ def test_body_reports_statistics_plots_models_and_versions(
         "carry their own licences",
     ):
         assert expected in body, expected
-    for plot in ("plots/compression_ratio.png", "plots/pass_rate_by_intent.png"):
+    for plot in ("plots/compression_ratio.svg", "plots/pass_rate_by_intent.svg"):
         assert (dest / plot).is_file()
 
 

@@ -38,8 +38,8 @@ def test_layout_has_one_folder_per_config_with_numbered_split_shards(
         p.relative_to(dest).as_posix() for p in (dest / "data").rglob("*.parquet")
     )
     assert sorted(p.name for p in (dest / "plots").iterdir()) == [
-        "compression_ratio.png",
-        "pass_rate_by_intent.png",
+        "compression_ratio.svg",
+        "pass_rate_by_intent.svg",
     ]
     assert (dest / "README.md").read_text().startswith("---\n")
     assert not (dest / ".staging").exists()

@@ -57,7 +57,7 @@ def test_republishing_another_shard_count_leaves_no_stale_file_and_loads(
     assert hub.state.files(REPO) == local  # nothing stale beside the new shards
     assert sorted(report.deleted) == sorted(before - set(local))
     assert all(p.startswith("data/") and "-of-0000" in p for p in report.deleted)
-    # unchanged LFS files (plots) were recognised by sha256 and not sent again
+    # unchanged plots (SVG: regular git files) were recognised by blob id and not sent again
     assert {p for p in report.skipped if p.startswith("plots/")} == {
         p for p in local if p.startswith("plots/")
     }
@@ -82,12 +82,12 @@ def test_an_lfs_file_with_the_same_size_but_new_content_is_sent(
     hub: HubServer, dataset: Path
 ) -> None:
     upload(dataset, REPO)
-    plot = next((dataset / "plots").glob("*.png"))
-    data = bytearray(plot.read_bytes())
-    data[-1] ^= 0xFF  # same size, different bytes: only the sha256 tells
-    plot.write_bytes(bytes(data))
+    shard = sorted((dataset / "data").rglob("*.parquet"))[0]
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, different bytes: only the sha256 tells
+    shard.write_bytes(bytes(data))
     report = upload(dataset, REPO)
-    assert report.uploaded == [plot.relative_to(dataset).as_posix()]
+    assert report.uploaded == [shard.relative_to(dataset).as_posix()]
     assert hub.state.files(REPO)[report.uploaded[0]] == bytes(data)
 
 
