@@ -210,13 +210,13 @@ def test_keys_are_the_sha256_of_the_whole_canonical_body_so_old_caches_still_hit
         dataclasses.replace(
             BASE,
             messages=(
-                Message("system", "sys ü \u2028 \"q\""),
+                Message("system", 'sys ü \u2028 "q"'),
                 Message("user", "u", content_parts='[{"type": "text", "text": "u"}]'),
                 shared,
                 Message("tool", "out\n", tool_call_id="c1", name="bash"),
                 shared,
             ),
-            tools=({"type": "function", "function": {"name": "sh", "parameters": {"b": 1, "a": 2}}},),
+            tools=({"type": "function", "function": {"name": "sh", "parameters": {"b": 1}}},),
             stop=("\n",),
             json_schema={"type": "object", "required": ["z", "a"]},
         ),
