@@ -140,7 +140,10 @@ class UsageLedger:
         self.stages: dict[str, StageUsage] = {}
 
     def stage(self, name: str) -> StageUsage:
-        return self.stages.setdefault(name, StageUsage())
+        found = self.stages.get(name)  # not setdefault: that builds a StageUsage every call
+        if found is None:
+            found = self.stages[name] = StageUsage()
+        return found
 
     def total(self) -> StageUsage:
         total = StageUsage()
