@@ -62,6 +62,7 @@ class Capabilities:
 
 
 POOLS = 8
+Encoded = dict[tuple[str, bool, str | None], bytes]  # request bodies by form
 
 
 @functools.cache
@@ -219,9 +220,10 @@ class OpenAIProvider:
     async def _create(
         self, request: ChatRequest, n: int, seed: int | None, gate: Gate | NoGate
     ) -> dict[str, Any]:
+        ready = self._encode_first(request, n, seed)  # before the slot: it holds only the I/O
         async with gate.http(n) as sent:
             try:
-                result = await self._post_adapting(request, n, seed)
+                result = await self._post_adapting(request, n, seed, ready)
             except HTTPStatusError as exc:  # not chained: the body may echo the key
                 raise status_error(exc, self._label, self.api_key_env) from None
             except LLMError:
@@ -252,7 +254,17 @@ class OpenAIProvider:
             parts.append(False)
         return [(d, p) for p in parts for d in dialects]
 
-    async def _post_adapting(self, request: ChatRequest, n: int, seed: int | None) -> Any:
+    def _encode_first(self, request: ChatRequest, n: int, seed: int | None) -> Encoded:
+        """The body of the form tried first, encoded (direct transport only)."""
+        if self._direct is None:
+            return {}
+        dialect, parts = self._forms(request)[0]
+        form = (dialect, parts, self.capabilities.max_tokens_param)
+        return {form: self._encoded_body(request, n, seed, dialect, parts)}
+
+    async def _post_adapting(
+        self, request: ChatRequest, n: int, seed: int | None, ready: Encoded
+    ) -> Any:
         """Send the richest form; when a server refuses it (400/422, or a 5xx as llama.cpp
         does), retry simpler forms: `json_object` + schema for `json_schema`, plain strings for
         content lists. Remember only what worked; if nothing does, the first error stands (a
@@ -261,7 +273,7 @@ class OpenAIProvider:
         first: HTTPStatusError | None = None
         for dialect, parts in forms:
             try:
-                result = await self._post_tokens_adapting(request, n, seed, dialect, parts)
+                result = await self._post_tokens_adapting(request, n, seed, dialect, parts, ready)
             except HTTPStatusError as exc:
                 refused = exc.status_code in (400, 422) or exc.status_code >= 500
                 if not refused or (dialect, parts) == forms[-1]:
@@ -299,28 +311,42 @@ class OpenAIProvider:
                 )
 
     async def _post_tokens_adapting(
-        self, request: ChatRequest, n: int, seed: int | None, dialect: str, parts: bool
+        self,
+        request: ChatRequest,
+        n: int,
+        seed: int | None,
+        dialect: str,
+        parts: bool,
+        ready: Encoded,
     ) -> Any:
         """POST; a 400 asking for `max_completion_tokens` instead of `max_tokens` (o-series
         models) switches the parameter for good and sends again."""
         try:
-            return await self._post(request, n, seed, dialect, parts)
+            return await self._post(request, n, seed, dialect, parts, ready)
         except HTTPStatusError as exc:
             asks = exc.status_code == 400 and "max_completion_tokens" in str(exc.message)
             if not asks or request.max_tokens is None or self.capabilities.max_tokens_param:
                 raise
             log.info("%s wants max_completion_tokens: using it from now on", self._label)
             self.capabilities.max_tokens_param = "max_completion_tokens"
-            return await self._post(request, n, seed, dialect, parts)
+            return await self._post(request, n, seed, dialect, parts, ready)
 
     async def _post(
-        self, request: ChatRequest, n: int, seed: int | None, dialect: str, parts: bool
+        self,
+        request: ChatRequest,
+        n: int,
+        seed: int | None,
+        dialect: str,
+        parts: bool,
+        ready: Encoded,
     ) -> Any:
         """POST the body. On the SDK transports, its typed-params transform would cost ~3 ms
         of CPU per request (measured), so the body goes through `post` as built; its status
         errors become `HTTPStatusError` like the direct transport's."""
         if self._direct is not None:
-            data = self._encoded_body(request, n, seed, dialect, parts)
+            data = ready.pop((dialect, parts, self.capabilities.max_tokens_param), None)
+            if data is None:
+                data = self._encoded_body(request, n, seed, dialect, parts)
             return await self._direct.post("/chat/completions", data)
         import openai
 

@@ -16,7 +16,8 @@ from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
 from builder.runner.savings import tokens_saved
 from builder.runner.shard_work import ScrubSettings, ShardDeferred, run_shard
-from builder.runner.shards import pending_shards
+from builder.runner.shards import ShardPlan, pending_shards
+from builder.runner.workers import long_lived_heap, start_pool
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ async def run_shards(
             errors=sum(total.errors.values()),
         )
 
+    pool = start_pool() if todo else None  # forked before signal handlers and connections
     stopper = _Stopper()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -109,30 +111,32 @@ async def run_shards(
     step_slots = asyncio.Semaphore(steps_in_flight)
     if steps_in_flight == 1:
         width = 1  # one step at a time: one shard at a time keeps the order simple
+
+    def start(plan: ShardPlan) -> asyncio.Task[Any]:
+        work = run_shard(plan, out_dir, clients, settings, scrub, digest, on_step, step_slots, pool)
+        return asyncio.create_task(work, name=plan.shard_id)
+
     try:
-        while True:
-            while len(stopper.tasks) < width and not stopper.requested:
-                upcoming = next(queue, None)
-                if upcoming is None:
+        with long_lived_heap():
+            while True:
+                while len(stopper.tasks) < width and not stopper.requested:
+                    upcoming = next(queue, None)
+                    if upcoming is None:
+                        break
+                    stopper.tasks.add(start(upcoming))
+                if not stopper.tasks:
                     break
-                task = asyncio.create_task(
-                    run_shard(
-                        upcoming, out_dir, clients, settings, scrub, digest, on_step, step_slots
-                    ),
-                    name=upcoming.shard_id,
-                )
-                stopper.tasks.add(task)
-            if not stopper.tasks:
-                break
-            done, _ = await asyncio.wait(stopper.tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                stopper.tasks.discard(task)
-                _settle(task, result, stopper)
-                progress.advance(1)
+                done, _ = await asyncio.wait(stopper.tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    stopper.tasks.discard(task)
+                    _settle(task, result, stopper)
+                    progress.advance(1)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         progress.close()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     not_started = sum(1 for _ in queue)
     if stopper.signalled:
         _describe_interrupt(result, stopper, not_started)

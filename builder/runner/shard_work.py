@@ -11,6 +11,7 @@ import contextlib
 import logging
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from builder.runner.shards import (
     marker_path,
     write_json_atomic,
 )
+from builder.runner.workers import off_loop
 from builder.scrub import Scrubber
 from builder.shards import write_table_atomic
 from builder.storage.mirror import push_paths
@@ -36,7 +38,9 @@ from schemas.common import to_table
 from schemas.judgements import JUDGEMENT_SCHEMA
 from schemas.preferences import PREFERENCE_SCHEMA
 from schemas.references import REFERENCE_SCHEMA
+from schemas.steps import StepRecord
 from schemas.supervision import SUPERVISION_SCHEMA
+from schemas.trajectories import TrajectoryRecord
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +79,15 @@ def prepare_shard(
     return jobs, scrubber
 
 
+def prepare_records(
+    out_dir: Path, plan: ShardPlan, scrub: ScrubSettings
+) -> tuple[list[tuple[TrajectoryRecord, StepRecord]], dict[str, int]]:
+    """`prepare_shard` as plain records and redaction counts, to send back from a worker
+    process (adapters stay in the parent)."""
+    jobs, scrubber = prepare_shard(out_dir, plan, scrub)
+    return [(job.traj, job.step) for job in jobs], dict(scrubber.counts) if scrubber else {}
+
+
 def write_shard(
     out_dir: Path, plan: ShardPlan, results: list[StepResult], stats: dict[str, Any]
 ) -> None:
@@ -105,9 +118,12 @@ async def run_shard(
     digest: str,
     on_step: Callable[[StepResult], None] = lambda _: None,
     step_slots: asyncio.Semaphore | None = None,
+    pool: Executor | None = None,
 ) -> dict[str, Any]:
-    """Process one shard and write its tables and marker; returns the marker's statistics."""
-    jobs, scrubber = await asyncio.to_thread(prepare_shard, out_dir, plan, scrub)
+    """Process one shard and write its tables and marker; returns the marker's statistics.
+    Loading, scrubbing and writing run in `pool`'s processes (in a thread without one)."""
+    records, redactions = await off_loop(pool, prepare_records, out_dir, plan, scrub)
+    jobs = [StepJob(traj, step, get_adapter(traj.source_format)) for traj, step in records]
     similarity = get_similarity(settings.similarity)
 
     async def one(job: StepJob) -> StepResult | None:
@@ -141,7 +157,7 @@ async def run_shard(
         "judge_requests": sum(r.judge_requests for r in results),
         "judge_requests_exhaustive": sum(r.judge_requests_exhaustive for r in results),
         "control_requests": sum(r.control_requests for r in results),
-        "redactions": dict(scrubber.counts) if scrubber else {},
+        "redactions": redactions,
     }
-    await asyncio.to_thread(write_shard, out_dir, plan, results, stats)
+    await off_loop(pool, write_shard, out_dir, plan, results, stats)
     return stats
