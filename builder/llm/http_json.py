@@ -5,7 +5,7 @@ Why not the SDK: per request, the OpenAI SDK builds an httpx request, runs its a
 wrappers and copies headers several times; at 64 requests in flight that costs more CPU than
 the rest of the client together (benchmarks/bench_run.py measures both). A POST of JSON bytes
 needs none of that. What the SDK gave us is kept here: bearer auth, the organisation and
-project headers, proxies from the environment (`trust_env`), one TLS context, a total
+project headers, proxies from the environment, one TLS context, a total
 timeout, and errors mapped to ours (connection, timeout, unreadable body; HTTP status errors
 are raised as `HTTPStatusError` so a provider can adapt to a refusal before mapping it).
 """
@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import urllib.parse
+import urllib.request
 from typing import Any
 
 import aiohttp
@@ -42,6 +44,17 @@ def _decoded(raw: bytes) -> tuple[Any, str]:
         return json.loads(text), text
     except ValueError:
         return text, text
+
+
+def env_proxy(base_url: str) -> str | None:
+    """The proxy the environment names for `base_url` (HTTPS_PROXY, HTTP_PROXY, NO_PROXY...),
+    looked up once: aiohttp's `trust_env` looks it up, and .netrc in a thread, per request."""
+    parts = urllib.parse.urlsplit(base_url)
+    host = parts.hostname or ""
+    if urllib.request.proxy_bypass_environment(host):
+        return None
+    proxies = urllib.request.getproxies_environment()
+    return proxies.get(parts.scheme) or proxies.get("all") or None
 
 
 class JsonHTTP:
@@ -74,6 +87,7 @@ class JsonHTTP:
         self._tls = tls
         self._label = label
         self._key_env = key_env
+        self._proxy = env_proxy(self.base_url)
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -81,9 +95,7 @@ class JsonHTTP:
         loop = asyncio.get_running_loop()
         if self._session is None or self._loop is not loop or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._max_connections, ssl=self._tls)
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, trust_env=True
-            )
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
             self._loop = loop
         return self._session
 
@@ -99,7 +111,10 @@ class JsonHTTP:
         data = body if isinstance(body, bytes) else dumps(body).encode("utf-8")
         url = self.base_url + path
         try:
-            async with self._session_here().post(url, data=data, headers=self._headers) as reply:
+            session = self._session_here()
+            async with session.post(
+                url, data=data, headers=self._headers, proxy=self._proxy
+            ) as reply:
                 raw = await reply.read()
                 status, headers = reply.status, reply.headers
         except TimeoutError:

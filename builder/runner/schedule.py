@@ -11,6 +11,7 @@ from typing import Any
 
 from builder.config import PipelineConfig
 from builder.errors import BudgetExceededError, LLMError, PermanentLLMError
+from builder.formats import adapters
 from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
@@ -98,6 +99,7 @@ async def run_shards(
             errors=sum(total.errors.values()),
         )
 
+    adapters()  # imported now, once for the workers too: a first import stalls the loop
     pool = start_pool() if todo else None  # forked before signal handlers and connections
     stopper = _Stopper()
     loop = asyncio.get_running_loop()
