@@ -143,6 +143,8 @@ class Scrubber:
     def _remember(self, text: str, scrubbed: str, kinds: tuple[str, ...]) -> None:
         """Keep the answer; past MEMO_CHARS of remembered text the memo starts over, so a
         long-lived Scrubber (publishing a whole corpus) holds a bounded amount."""
+        if len(text) > MEMO_CHARS:
+            return
         if self._memo_chars + len(text) > MEMO_CHARS:
             self.forget()
         self._memo[text] = (scrubbed, kinds)
