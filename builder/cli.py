@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from builder.errors import NapError
+from builder.heap import collect_less
 
 log = logging.getLogger("nap_builder")
 
@@ -44,9 +45,11 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from builder.config import load_config
+    from builder.heap import freeze_startup
     from builder.runner.run import run_pipeline
 
     config = load_config(Path(args.config), args.set or [])
+    freeze_startup()
     result = run_pipeline(config, config_path=Path(args.config))
     print(result.summary_text())
     return result.exit_code
@@ -90,8 +93,10 @@ def _status(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from builder.config import load_config
     from builder.evaluate.run import run_eval
+    from builder.heap import freeze_startup
 
     config = load_config(Path(args.config), args.set or [])
+    freeze_startup()
     dataset = Path(args.dataset) if args.dataset else None
     result = run_eval(config, args.compressor, split=args.split, dataset=dataset)
     print(result.summary_text())
@@ -238,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    collect_less()
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
