@@ -312,9 +312,9 @@ def run_ingest(
 
 
 def _warm_before_fork() -> None:
-    """Load the tokenizer and pyarrow's pandas shim (its first table imports pandas) once here,
-    so that forked workers inherit them instead of each paying ~1 s of CPU to load them; the
-    run loads both anyway."""
+    """Load the tokenizer and pyarrow's pandas shim (its first table may import pandas, see
+    `builder.startup.skip_pandas_probe`) once here, so that forked workers inherit them
+    instead of each paying up to ~1 s of CPU to load them; the run loads both anyway."""
     import pyarrow as pa
 
     from builder.tokens import cl100k
