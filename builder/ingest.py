@@ -326,15 +326,19 @@ def _warm_before_fork() -> None:
 def _run_tasks(
     specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules, workers: int
 ) -> Iterator[tuple[int, IngestSummary]]:
-    if workers <= 1:
-        for task_id, group in enumerate(tasks(specs)):
+    groups = tasks(specs)
+    head = list(itertools.islice(groups, 2))
+    if workers <= 1 or len(head) < 2:
+        # One task: a pool would only add forked workers that import the adapters again
+        # (~0.1 s of CPU on small inputs) to run it in one of them.
+        for task_id, group in enumerate(itertools.chain(head, groups)):
             yield task_id, process_task(task_id, group, out_dir, rules)
         return
     _warm_before_fork()
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pending: dict[Future[IngestSummary], int] = {}
-        for task_id, group in enumerate(tasks(specs)):
+        for task_id, group in enumerate(itertools.chain(head, groups)):
             pending[pool.submit(process_task, task_id, group, out_dir, rules)] = task_id
             if len(pending) >= workers * 2:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -21,7 +21,6 @@ read as a plain sequence, so only commands that never hand pyarrow pandas object
 from __future__ import annotations
 
 import gc
-import importlib.abc
 import sys
 
 # Allocations between young collections: cycles still die within a few milliseconds of
@@ -44,8 +43,9 @@ def freeze_startup() -> None:
     gc.freeze()
 
 
-class _NoPandas(importlib.abc.MetaPathFinder):
-    """An import finder under which `import pandas` fails (only while it is installed)."""
+class _NoPandas:
+    """An import finder (`sys.meta_path`) under which `import pandas` fails. Not derived from
+    `importlib.abc.MetaPathFinder`: importing that module costs more than this saves."""
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
         if fullname == "pandas" or fullname.startswith("pandas."):
