@@ -312,9 +312,9 @@ def run_ingest(
 
 
 def _warm_before_fork() -> None:
-    """Load the tokenizer and pyarrow's pandas shim (its first table imports pandas) once here,
-    so that forked workers inherit them instead of each paying ~1 s of CPU to load them; the
-    run loads both anyway."""
+    """Load the tokenizer and pyarrow's pandas shim (its first table may import pandas, see
+    `builder.startup.skip_pandas_probe`) once here, so that forked workers inherit them
+    instead of each paying up to ~1 s of CPU to load them; the run loads both anyway."""
     import pyarrow as pa
 
     from builder.tokens import cl100k
@@ -326,15 +326,19 @@ def _warm_before_fork() -> None:
 def _run_tasks(
     specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules, workers: int
 ) -> Iterator[tuple[int, IngestSummary]]:
-    if workers <= 1:
-        for task_id, group in enumerate(tasks(specs)):
+    groups = tasks(specs)
+    head = list(itertools.islice(groups, 2))
+    if workers <= 1 or len(head) < 2:
+        # One task: a pool would only add forked workers that import the adapters again
+        # (~0.1 s of CPU on small inputs) to run it in one of them.
+        for task_id, group in enumerate(itertools.chain(head, groups)):
             yield task_id, process_task(task_id, group, out_dir, rules)
         return
     _warm_before_fork()
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         pending: dict[Future[IngestSummary], int] = {}
-        for task_id, group in enumerate(tasks(specs)):
+        for task_id, group in enumerate(itertools.chain(head, groups)):
             pending[pool.submit(process_task, task_id, group, out_dir, rules)] = task_id
             if len(pending) >= workers * 2:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -72,6 +72,7 @@ def prepare_shard(
             k: scrubber.scrub_trajectory(t) for k, t in trajectories.items() if k in wanted
         }
         steps = [scrubber.scrub_step(s) for s in steps]
+        scrubber.forget()  # kept for its counts while the shard runs, not for its memo
     jobs = []
     for step in steps:
         traj = trajectories[step.trajectory_id]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from builder.runner.shard_tables import SHARD_TABLES
 from schemas.common import from_row
 from schemas.steps import StepRecord
 from schemas.trajectories import TrajectoryRecord
@@ -38,7 +39,7 @@ class ShardPlan:
 def plan_shards(out_dir: Path, shard_size: int) -> Iterator[ShardPlan]:
     """Shards in a deterministic order; only the id column is read here."""
     for path in sorted((out_dir / "trajectories").glob("*.parquet")):
-        ids = pq.read_table(path, columns=["trajectory_id"]).column(0).to_pylist()
+        ids = pq.ParquetFile(path).read(columns=["trajectory_id"]).column(0).to_pylist()
         for k in range(0, len(ids), shard_size):
             chunk = tuple(ids[k : k + shard_size])
             yield ShardPlan(f"{path.stem}-{k // shard_size:04d}", path, chunk)
@@ -59,19 +60,17 @@ def pending_shards(out_dir: Path, shard_size: int, digest: str) -> tuple[list[Sh
 def load_shard(
     out_dir: Path, plan: ShardPlan
 ) -> tuple[dict[str, TrajectoryRecord], list[StepRecord]]:
-    """The shard's trajectories (by id) and eligible steps (in trajectory, step order)."""
-    wanted = list(plan.trajectory_ids)
-    table = pq.read_table(plan.trajectories_file, filters=[("trajectory_id", "in", wanted)])
+    """The shard's trajectories (by id) and eligible steps (in trajectory, step order).
+
+    Sliced out of its file's tables, which are read once for all the file's shards."""
+    steps_files = sorted((out_dir / "steps").glob(f"{plan.task_prefix}-*.parquet"))
+    wanted = plan.trajectory_ids
     trajectories = {
-        row["trajectory_id"]: from_row(TrajectoryRecord, row) for row in table.to_pylist()
+        row["trajectory_id"]: from_row(TrajectoryRecord, row)
+        for row in SHARD_TABLES.trajectory_rows(plan.trajectories_file, wanted)
     }
-    steps: list[StepRecord] = []
-    for path in sorted((out_dir / "steps").glob(f"{plan.task_prefix}-*.parquet")):
-        rows = pq.read_table(
-            path, filters=[("trajectory_id", "in", wanted), ("eligible", "=", True)]
-        ).to_pylist()
-        steps.extend(from_row(StepRecord, row) for row in rows)
-    order = {tid: i for i, tid in enumerate(plan.trajectory_ids)}
+    steps = [from_row(StepRecord, row) for row in SHARD_TABLES.step_rows(steps_files, wanted)]
+    order = {tid: i for i, tid in enumerate(wanted)}
     steps.sort(key=lambda s: (order[s.trajectory_id], s.step_index))
     return trajectories, steps
 

@@ -37,6 +37,11 @@ DEFAULT_RULES: tuple[Rule, ...] = (
 )
 
 
+# Characters of text a Scrubber remembers answers for (about 2x that in memory with the
+# scrubbed copies; texts are shared with the records that hold them).
+MEMO_CHARS = 8_000_000
+
+
 class Scrubber:
     """Redacts credentials (and, if asked, emails) and counts redactions per kind.
 
@@ -54,6 +59,9 @@ class Scrubber:
             for r in self.rules
             if r.lower
         }
+        self._unhinted, self._by_hint = _hint_index(self.rules)
+        self._memo: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._memo_chars = 0
 
     def find(self, text: str) -> list[tuple[int, int, str]]:
         """Non-overlapping (start, end, kind) spans to redact, in text order."""
@@ -61,9 +69,8 @@ class Scrubber:
         lower = text.lower()
         same_length = len(lower) == len(text)
         anchored: dict[str, list[int]] = {}  # anchor pattern -> where it matched
-        for priority, rule in enumerate(self.rules):
-            if rule.hints and not any(hint in lower for hint in rule.hints):
-                continue
+        for priority in self._candidates(lower):
+            rule = self.rules[priority]
             regex, subject = rule.regex, text
             if rule.lower:
                 regex = rule.regex if same_length else self._ignorecase[rule.regex.pattern]
@@ -92,21 +99,56 @@ class Scrubber:
                 chosen.append((start, end, kind))
         return sorted(chosen)
 
+    def _candidates(self, lower: str) -> list[int]:
+        """Indexes of the rules that may match: those with no hints, and those with a hint in
+        the text. Each distinct hint is searched once (many rules share hints), and only
+        the rules it names are visited: on short texts the per-rule loop cost more than
+        the regexes."""
+        found = [rules for hint, rules in self._by_hint if hint in lower]
+        if not found:
+            return list(self._unhinted)
+        return sorted(set(self._unhinted).union(*found))
+
     def scrub(self, text: str) -> str:
-        """`text` with every detected secret replaced by `[REDACTED:<kind>]`."""
+        """`text` with every detected secret replaced by `[REDACTED:<kind>]`.
+
+        A text seen before is answered from a bounded memo (a step's observation and action
+        are also in its trajectory's messages); its redactions are counted again, so the
+        counts are per occurrence either way."""
         if not text:
             return text
+        known = self._memo.get(text)
+        if known is not None:
+            scrubbed, kinds = known
+        else:
+            scrubbed, kinds = self._redact(text)
+            self._remember(text, scrubbed, kinds)
+        if kinds:
+            self._count(kinds)
+        return scrubbed
+
+    def _redact(self, text: str) -> tuple[str, tuple[str, ...]]:
+        """(scrubbed text, kinds redacted in text order)."""
         spans = self.find(text)
         if not spans:
-            return text
+            return text, ()
         parts: list[str] = []
         pos = 0
         for start, end, kind in spans:
             parts += [text[pos:start], PLACEHOLDER.format(kind=kind)]
             pos = end
         parts.append(text[pos:])
-        self._count(kind for _, _, kind in spans)
-        return "".join(parts)
+        return "".join(parts), tuple(kind for _, _, kind in spans)
+
+    def _remember(self, text: str, scrubbed: str, kinds: tuple[str, ...]) -> None:
+        """Keep the answer; past MEMO_CHARS of remembered text the memo starts over, so a
+        long-lived Scrubber (publishing a whole corpus) holds a bounded amount."""
+        if len(text) > MEMO_CHARS:
+            return
+        if self._memo_chars + len(text) > MEMO_CHARS:
+            self.forget()
+        self._memo[text] = (scrubbed, kinds)
+        self._memo_chars += len(text)
 
     def scrub_optional(self, text: str | None) -> str | None:
         return None if text is None else self.scrub(text)
@@ -164,6 +206,11 @@ class Scrubber:
             focus_question=self.scrub_optional(step.focus_question),
         )
 
+    def forget(self) -> None:
+        """Drop the memo (the counts stay): for a Scrubber kept only for its counts."""
+        self._memo.clear()
+        self._memo_chars = 0
+
     def merge(self, counts: Mapping[str, int]) -> None:
         """Add counts from another Scrubber (e.g. one per worker process)."""
         self._count_items(counts.items())
@@ -175,6 +222,18 @@ class Scrubber:
         with self._lock:
             for kind, n in items:
                 self.counts[kind] = self.counts.get(kind, 0) + n
+
+
+def _hint_index(
+    rules: tuple[Rule, ...],
+) -> tuple[tuple[int, ...], tuple[tuple[str, tuple[int, ...]], ...]]:
+    """(rules without hints, (hint, the rules it admits) per distinct hint), by rule index."""
+    by_hint: dict[str, list[int]] = {}
+    for index, rule in enumerate(rules):
+        for hint in rule.hints:
+            by_hint.setdefault(hint, []).append(index)
+    unhinted = tuple(i for i, rule in enumerate(rules) if not rule.hints)
+    return unhinted, tuple((hint, tuple(found)) for hint, found in by_hint.items())
 
 
 def scrub_message(message: Message, scrubber: Scrubber | None = None) -> Message:
