@@ -18,7 +18,7 @@ from builder.runner.result import RunResult
 from builder.runner.savings import tokens_saved
 from builder.runner.shard_work import ScrubSettings, ShardDeferred, run_shard
 from builder.runner.shards import ShardPlan, pending_shards
-from builder.runner.workers import long_lived_heap, start_pool
+from builder.runner.workers import start_pool
 
 log = logging.getLogger(__name__)
 
@@ -119,20 +119,19 @@ async def run_shards(
         return asyncio.create_task(work, name=plan.shard_id)
 
     try:
-        with long_lived_heap():
-            while True:
-                while len(stopper.tasks) < width and not stopper.requested:
-                    upcoming = next(queue, None)
-                    if upcoming is None:
-                        break
-                    stopper.tasks.add(start(upcoming))
-                if not stopper.tasks:
+        while True:
+            while len(stopper.tasks) < width and not stopper.requested:
+                upcoming = next(queue, None)
+                if upcoming is None:
                     break
-                done, _ = await asyncio.wait(stopper.tasks, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    stopper.tasks.discard(task)
-                    _settle(task, result, stopper)
-                    progress.advance(1)
+                stopper.tasks.add(start(upcoming))
+            if not stopper.tasks:
+                break
+            done, _ = await asyncio.wait(stopper.tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                stopper.tasks.discard(task)
+                _settle(task, result, stopper)
+                progress.advance(1)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)

@@ -11,11 +11,9 @@ the parent's signal wake-up socket it inherited.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import multiprocessing
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, TypeVar
 
@@ -48,22 +46,3 @@ async def off_loop(pool: Executor | None, fn: Callable[..., T], *args: Any) -> T
     if pool is None:
         return await asyncio.to_thread(fn, *args)
     return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
-
-
-@contextlib.contextmanager
-def long_lived_heap() -> Iterator[None]:
-    """Fewer garbage collections while requests are in flight.
-
-    The request loop allocates many short-lived objects and keeps few cycles; with the default
-    threshold (700 allocations) a collection ran every few requests and the full ones paused
-    the loop for tens of milliseconds while slots sat idle (measured: loop lag p99 18 ms ->
-    8 ms). What exists before the stage (config, tokenizer, modules) is frozen out of the
-    collector, and the young generation is collected every 50,000 allocations instead."""
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(50_000, before[1], before[2])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
