@@ -16,7 +16,7 @@ from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
 from builder.runner.savings import tokens_saved
-from builder.runner.shard_work import ScrubSettings, ShardDeferred, run_shard
+from builder.runner.shard_work import ScrubSettings, ShardDeferred, prepare_records, run_shard
 from builder.runner.shards import ShardPlan, pending_shards
 from builder.runner.workers import start_pool
 
@@ -99,8 +99,14 @@ async def run_shards(
             errors=sum(total.errors.values()),
         )
 
-    adapters()  # imported now, once for the workers too: a first import stalls the loop
-    pool = start_pool() if todo else None  # forked before signal handlers and connections
+    pool = None
+    if todo:
+        # Done once here, for the forked workers too: importing the adapters (a first import
+        # stalls the loop) and a first shard's load and scrub (~0.3 s of first-use setup,
+        # which each worker would otherwise pay before the first requests can go out).
+        adapters()
+        prepare_records(out_dir, todo[0], scrub)
+        pool = start_pool()  # forked before signal handlers and connections
     stopper = _Stopper()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
