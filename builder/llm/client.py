@@ -24,6 +24,14 @@ log = logging.getLogger(__name__)
 
 __all__ = ["LLMClient", "estimate_tokens", "is_paid"]
 
+# Slot order: a step's first requests before the judging of steps further along, so that
+# chains with the most left to do are not queued (critical path first; see llm/slots.py).
+FIRST_STAGES = frozenset({"references", "teacher", "compressor"})
+
+
+def stage_priority(stage: str) -> int:
+    return 0 if stage in FIRST_STAGES else 1
+
 
 def is_paid(provider: ChatProvider) -> bool:
     """Whether requests cost money (the config's price check asks the same function)."""
@@ -94,7 +102,7 @@ class LLMClient:
             stats.cache_misses += 1
             self._in_flight[key] = asyncio.get_running_loop().create_future()
         try:
-            response = await self._complete_uncached(request, stats, key)
+            response = await self._complete_uncached(request, stats, key, stage)
         except BaseException as exc:
             if key is not None and key in self._in_flight:
                 twin = self._in_flight.pop(key)
@@ -106,10 +114,10 @@ class LLMClient:
         return response
 
     async def _complete_uncached(
-        self, request: ChatRequest, stats: StageUsage, key: str | None
+        self, request: ChatRequest, stats: StageUsage, key: str | None, stage: str
     ) -> ChatResponse:
         try:
-            response = await self._send(request, stats)
+            response = await self._send(request, stats, stage_priority(stage))
         except LLMError as exc:
             stats.errors[exc.kind] += 1
             raise
@@ -129,9 +137,15 @@ class LLMClient:
         price = self.prices.get(self.provider.model) if self.prices is not None else None
         return price.worst_case(prompt_tokens, completion_tokens) if price is not None else 0.0
 
-    def _gate(self, request: ChatRequest) -> Gate:
+    def _gate(self, request: ChatRequest, priority: int) -> Gate:
         return Gate(
-            request, self.limits, self.budget, self._worst_case, self._cost, self.deadline_s
+            request,
+            self.limits,
+            self.budget,
+            self._worst_case,
+            self._cost,
+            self.deadline_s,
+            priority,
         )
 
     async def _attempt(self, request: ChatRequest, gate: Gate) -> ChatResponse:
@@ -143,10 +157,10 @@ class LLMClient:
             sent.usage = response.usage
         return response
 
-    async def _send(self, request: ChatRequest, stats: StageUsage) -> ChatResponse:
+    async def _send(self, request: ChatRequest, stats: StageUsage, priority: int) -> ChatResponse:
         """Send with retries; slots are held per HTTP request, not while backing off."""
         for attempt in range(1, self.retry.max_attempts + 1):
-            gate = self._gate(request)
+            gate = self._gate(request, priority)
             try:
                 response = await self._attempt(request, gate)
             except TransientLLMError as exc:

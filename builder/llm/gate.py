@@ -54,8 +54,10 @@ class Gate:
         worst_case_usd: Callable[[int, int], float],
         cost_usd: Callable[[Usage], float],
         deadline_s: float | None,
+        priority: int = 0,
     ) -> None:
         self.request = request
+        self.priority = priority  # for the slot queue: lower goes first
         self.limits = limits
         self.budget = budget
         self.worst_case_usd = worst_case_usd
@@ -70,7 +72,7 @@ class Gate:
         """Hold a slot and a reservation for one HTTP request asking for `samples` samples."""
         per_sample = self.request.max_tokens or DEFAULT_COMPLETION_ESTIMATE
         estimate = self._prompt + samples * per_sample
-        await self.limits.acquire(estimate)
+        await self.limits.acquire(estimate, self.priority)
         sent = Sent()
         reservation: Reservation | None = None
         try:

@@ -12,6 +12,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from builder.llm.slots import PrioritySlots
+
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -83,7 +85,7 @@ class EndpointLimits:
     def __post_init__(self) -> None:
         if self.max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
-        self._slots: asyncio.Semaphore | None = None
+        self._slots = PrioritySlots(self.max_in_flight)
         self.requests = self._limiter(self.rpm, None)
         # a minute's worth of tokens may burst, as providers measure TPM over a minute
         self.tokens = self._limiter(self.tpm, self.tpm)
@@ -93,11 +95,10 @@ class EndpointLimits:
             return None
         return RateLimiter(per_minute, burst=burst, clock=self.clock, sleep=self.sleep)
 
-    async def acquire(self, estimated_tokens: int) -> None:
-        """Wait for a slot, then for the request and token budgets of the rate limits."""
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.max_in_flight)
-        await self._slots.acquire()
+    async def acquire(self, estimated_tokens: int, priority: int = 0) -> None:
+        """Wait for a slot (lower `priority` first), then for the request and token budgets
+        of the rate limits."""
+        await self._slots.acquire(priority)
         try:
             if self.requests is not None:
                 await self.requests.acquire(1)
@@ -112,7 +113,6 @@ class EndpointLimits:
     def release(self, estimated_tokens: int, actual_tokens: int | None) -> None:
         """Free the slot and correct the token estimate with what the server reported."""
         self.in_flight -= 1
-        assert self._slots is not None
         self._slots.release()
         if self.tokens is not None and actual_tokens is not None:
             self.tokens.adjust(actual_tokens - estimated_tokens)
