@@ -11,13 +11,16 @@ after `--latency` seconds. For each transport (httpx, aiohttp under the OpenAI S
 - in flight: requests being served at the server, averaged over the NAP stage's time span,
   as a fraction of the concurrency limit.
 Targets: whole run <= 1.25x the floor, >= 95% of the concurrency limit in flight.
-Job size: `--copies 40` is 80 trajectories, 320 eligible steps, about 1,600 requests (a floor
-of about 5.4 s at 0.2 s and 64 in flight); larger `--copies` amortise process start, ingest and
-the report. `run_cpu_ratio_to_floor` (the run's CPU seconds over the floor's wall seconds) is the
+Job sizes: `--copies 40,120` measures two jobs: 80 trajectories, 320 eligible steps, about
+1,600 requests (a floor of about 5.3 s at 0.2 s and 64 in flight), and 240 trajectories, 960
+steps, about 4,800 requests (a floor of about 16 s). The fixed cost of a run (Python start and
+imports, ingest, report: about 1.5-2 s here) weighs on the small job's ratio; a real paid run
+is minutes to hours long, as the larger job is closer to.
+`run_cpu_ratio_to_floor` (the run's CPU seconds over the floor's wall seconds) is the
 ratio the run could not beat on one core even on an idle machine: compare it when load is high.
 `--sequential` adds the old one-step-at-a-time baseline (slow: requests x latency).
 
-    python benchmarks/bench_run.py [--copies 40] [--latency 0.2] [--concurrency 64]
+    python benchmarks/bench_run.py [--copies 40,120] [--latency 0.2] [--concurrency 64]
 
 Writes .bench/run.json.
 """
@@ -149,8 +152,8 @@ def whole_run(cfg_path: Path, out: Path) -> tuple[float, float]:
 def measure(
     base_url: str, corpus: Path, work: Path, args: argparse.Namespace, transport: str
 ) -> dict[str, Any]:
-    out = work / f"out-{transport}"
-    cfg_path = work / f"bench-{transport}.yaml"
+    out = work / f"out-{corpus.name}-{transport}"
+    cfg_path = work / f"bench-{corpus.name}-{transport}.yaml"
     endpoint = {"base_url": base_url, "transport": transport}
     cfg_path.write_text(
         run_config(
@@ -197,7 +200,7 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--copies", type=int, default=40)
+    parser.add_argument("--copies", default="40,120", help="job sizes (comma-separated)")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--transports", default="direct,aiohttp,httpx")
@@ -205,18 +208,22 @@ def main() -> None:
     args = parser.parse_args()
     work = BENCH / "run"
     shutil.rmtree(work, ignore_errors=True)
-    corpus = replicate_samples(work / "corpus", args.copies)
+    sizes = [int(c) for c in args.copies.split(",")]
     figures: dict[str, Any] = {
         "latency_s": args.latency,
         "concurrency": args.concurrency,
         "loadavg_1m_before": round(os.getloadavg()[0], 1),
     }
     with endpoint_process(args.latency) as base_url:
-        for transport in args.transports.split(","):
-            figures[transport] = measure(base_url, corpus, work, args, transport)
+        for copies in sizes:
+            corpus = replicate_samples(work / f"corpus{copies}", copies)
+            job = figures[f"copies_{copies}"] = {}
+            for transport in args.transports.split(","):
+                job[transport] = measure(base_url, corpus, work, args, transport)
         if args.sequential:
-            out = work / f"out-{args.transports.split(',')[0]}"
-            cfg_path = work / f"bench-{args.transports.split(',')[0]}.yaml"
+            first = args.transports.split(",")[0]
+            out = work / f"out-corpus{sizes[0]}-{first}"
+            cfg_path = work / f"bench-corpus{sizes[0]}-{first}.yaml"
             seconds, steps, sent = asyncio.run(sequential(out, cfg_path, base_url))
             figures["sequential"] = {"seconds": round(seconds, 2), "steps": steps, "sent": sent}
     figures["loadavg_1m_after"] = round(os.getloadavg()[0], 1)

@@ -5,7 +5,7 @@ Why not the SDK: per request, the OpenAI SDK builds an httpx request, runs its a
 wrappers and copies headers several times; at 64 requests in flight that costs more CPU than
 the rest of the client together (benchmarks/bench_run.py measures both). A POST of JSON bytes
 needs none of that. What the SDK gave us is kept here: bearer auth, the organisation and
-project headers, proxies from the environment, one TLS context, a total
+project headers, proxies from the environment, verified TLS (aiohttp's default context), a total
 timeout, and errors mapped to ours (connection, timeout, unreadable body; HTTP status errors
 are raised as `HTTPStatusError` so a provider can adapt to a refusal before mapping it).
 """
@@ -51,7 +51,7 @@ def env_proxy(base_url: str) -> str | None:
     looked up once: aiohttp's `trust_env` looks it up, and .netrc in a thread, per request."""
     parts = urllib.parse.urlsplit(base_url)
     host = parts.hostname or ""
-    if urllib.request.proxy_bypass_environment(host):
+    if urllib.request.proxy_bypass_environment(host):  # type: ignore[attr-defined]
         return None
     proxies = urllib.request.getproxies_environment()
     return proxies.get(parts.scheme) or proxies.get("all") or None
@@ -71,7 +71,7 @@ class JsonHTTP:
         *,
         timeout_s: float,
         max_connections: int,
-        tls: ssl.SSLContext,
+        tls: ssl.SSLContext | bool = True,
         label: str,
         key_env: str,
     ) -> None:

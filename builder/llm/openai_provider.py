@@ -139,7 +139,6 @@ class OpenAIProvider:
                 _auth_headers(api_key),
                 timeout_s=timeout,
                 max_connections=max_connections,
-                tls=_tls_context(),
                 label=self._label,
                 key_env=api_key_env,
             )

@@ -13,11 +13,13 @@ import logging
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
 from builder import __version__
 from builder.config import PipelineConfig, config_hash, dump_resolved
+from builder.formats import adapters
 from builder.ingest import InputSpec, format_summary, run_ingest
 from builder.llm.factory import Clients, build_clients
 from builder.nap import NapSettings
@@ -25,6 +27,7 @@ from builder.runner.finish import finish_report
 from builder.runner.result import RunResult
 from builder.runner.schedule import run_shards
 from builder.runner.shards import NAP_TABLES, read_json, write_json_atomic
+from builder.runner.workers import report_in_worker, worker_pool
 from builder.steps import EligibilityRules
 from builder.storage.inputs import localize_input
 from builder.storage.mirror import delete_remote, push_paths
@@ -155,13 +158,14 @@ async def run_rounds(
     digest: str,
     result: RunResult,
     settings: NapSettings,
+    pool: Executor | None = None,
 ) -> None:
     """Pass over the unfinished shards; with batch roles, submit what a pass deferred, wait for
     the jobs, and pass again until no step waits (one round per stage a step needs)."""
     queue = clients.batch
     while True:
         result.shards_deferred = 0
-        await run_shards(cfg, out_dir, clients, digest, result, settings)
+        await run_shards(cfg, out_dir, clients, digest, result, settings, pool)
         if queue is None or result.stopped or (not queue.waiting and not queue.open_jobs()):
             return
         result.batch_rounds += 1
@@ -181,11 +185,16 @@ async def run_rounds(
 
 
 async def _run_then_close(
-    cfg: PipelineConfig, out_dir: Path, clients: Clients, digest: str, result: RunResult
+    cfg: PipelineConfig,
+    out_dir: Path,
+    clients: Clients,
+    digest: str,
+    result: RunResult,
+    pool: Executor,
 ) -> None:
     """The shards, then the HTTP connections closed on the loop that opened them."""
     try:
-        await run_rounds(cfg, out_dir, clients, digest, result, nap_settings(cfg))
+        await run_rounds(cfg, out_dir, clients, digest, result, nap_settings(cfg), pool)
     finally:
         await clients.aclose()
 
@@ -251,17 +260,28 @@ def _run(
     if on_ray:  # the actors build their own clients and write their own usage
         stats = run_shards_ray(cfg, out_dir, digest, result, nap_settings(cfg), clients_factory)
         log.info("ray coordinator: %s", stats)
+        result.stage_seconds["nap"] = time.perf_counter() - nap_started
+        result.report = finish_report(out_dir, result, started, nap_settings(cfg))
     else:
-        clients = clients_factory(cfg, out_dir)
-        try:
-            asyncio.run(_run_then_close(cfg, out_dir, clients, digest, result))
-        finally:
-            clients.close()
-            write_json_atomic(
-                out_dir / "_state" / "usage" / f"{time.time_ns()}.json", clients.usage.as_dict()
-            )
-    result.stage_seconds["nap"] = time.perf_counter() - nap_started
-    result.report = finish_report(out_dir, result, started, nap_settings(cfg))
+        adapters()  # imported once, before the workers fork
+        remote_report = report_in_worker()
+        with worker_pool() as pool:  # before any connection, thread or signal handler
+            clients = clients_factory(cfg, out_dir)
+            try:
+                asyncio.run(_run_then_close(cfg, out_dir, clients, digest, result, pool))
+            finally:
+                clients.close()
+                usage_file = out_dir / "_state" / "usage" / f"{time.time_ns()}.json"
+                write_json_atomic(usage_file, clients.usage.as_dict())
+            result.stage_seconds["nap"] = time.perf_counter() - nap_started
+            if remote_report:  # the worker has the report's imports loaded already
+                finished = pool.submit(finish_report, out_dir, result, started, nap_settings(cfg))
+                report = finished.result()
+                result.stage_seconds.update(report["run"]["stage_seconds"])
+                result.seconds = report["run"]["seconds"]
+                result.report = report
+            else:
+                result.report = finish_report(out_dir, result, started, nap_settings(cfg))
     warning = result.report.get("control", {}).get("warning")
     if warning:
         log.warning("%s", warning)

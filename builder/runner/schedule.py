@@ -6,6 +6,7 @@ import asyncio
 import logging
 import signal
 from collections import Counter
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,8 @@ from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
 from builder.runner.savings import tokens_saved
-from builder.runner.shard_work import ScrubSettings, ShardDeferred, prepare_records, run_shard
+from builder.runner.shard_work import ScrubSettings, ShardDeferred, run_shard
 from builder.runner.shards import ShardPlan, pending_shards
-from builder.runner.workers import start_pool
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +64,11 @@ async def run_shards(
     digest: str,
     result: RunResult,
     settings: NapSettings,
+    pool: Executor | None = None,
 ) -> None:
     """Every shard not yet complete for this config hash, several at a time, until done or
-    stopped (signal, budget)."""
+    stopped (signal, budget). Each shard's loading and writing runs in `pool` (see
+    runner/workers.py), or in threads without one."""
     from builder.runner.progress import StageProgress
 
     scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
@@ -99,14 +101,7 @@ async def run_shards(
             errors=sum(total.errors.values()),
         )
 
-    pool = None
-    if todo:
-        # Done once here, for the forked workers too: importing the adapters (a first import
-        # stalls the loop) and a first shard's load and scrub (~0.3 s of first-use setup,
-        # which each worker would otherwise pay before the first requests can go out).
-        adapters()
-        prepare_records(out_dir, todo[0], scrub)
-        pool = start_pool()  # forked before signal handlers and connections
+    adapters()  # a first import inside the loop would stall it
     stopper = _Stopper()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -142,8 +137,6 @@ async def run_shards(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         progress.close()
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
     not_started = sum(1 for _ in queue)
     if stopper.signalled:
         _describe_interrupt(result, stopper, not_started)

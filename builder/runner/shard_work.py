@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from builder.actions.similarity import get_similarity
 from builder.errors import PermanentLLMError
@@ -30,7 +30,6 @@ from builder.runner.shards import (
     write_json_atomic,
 )
 from builder.runner.workers import off_loop
-from builder.scrub import Scrubber
 from builder.shards import write_table_atomic
 from builder.storage.mirror import push_paths
 from schemas.candidates import CANDIDATE_SCHEMA
@@ -41,6 +40,9 @@ from schemas.references import REFERENCE_SCHEMA
 from schemas.steps import StepRecord
 from schemas.supervision import SUPERVISION_SCHEMA
 from schemas.trajectories import TrajectoryRecord
+
+if TYPE_CHECKING:
+    from builder.scrub import Scrubber
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,8 @@ def prepare_shard(
     """The shard's eligible steps as jobs, credentials redacted before any text reaches a
     model. Pure I/O and CPU: runs in a worker thread so requests keep flowing meanwhile."""
     trajectories, steps = load_shard(out_dir, plan)
+    from builder.scrub import Scrubber  # ~75 ms to import: only where shards are prepared
+
     scrubber = Scrubber(emails=scrub.emails) if scrub.enabled else None
     if scrubber is not None:
         wanted = {s.trajectory_id for s in steps}

@@ -1,0 +1,77 @@
+"""The run's worker processes: they die with the run, and ignore the Ctrl-C the run handles."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HOLD_A_POOL = """
+import os, sys, time
+from builder.runner.workers import worker_pool
+with worker_pool() as pool:
+    pids = set(pool.submit(os.getpid).result() for _ in range(8))
+    print(" ".join(map(str, sorted(pids))), flush=True)
+    time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "\\tZ" in status.read_text())  # a zombie is gone
+
+
+def _start_pool_holder() -> tuple[subprocess.Popen[str], list[int]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_A_POOL],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdout is not None
+    workers = [int(p) for p in proc.stdout.readline().split()]
+    assert workers and all(_alive(p) for p in workers)
+    return proc, workers
+
+
+def _gone_within(pids: list[int], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(_alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_workers_die_with_a_killed_run() -> None:
+    """After a kill -9 of the run, a surviving worker would go on writing shard tables
+    behind the resumed run's back."""
+    proc, workers = _start_pool_holder()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert _gone_within(workers, 5), f"workers {workers} outlived the run"
+
+
+def test_workers_ignore_sigint() -> None:
+    """Ctrl-C reaches the whole process group; the run finishes its shards in flight, so its
+    workers must stay to write them."""
+    proc, workers = _start_pool_holder()
+    try:
+        for pid in workers:
+            os.kill(pid, signal.SIGINT)
+        time.sleep(0.5)
+        assert all(_alive(p) for p in workers)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _gone_within(workers, 5)
