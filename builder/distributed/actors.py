@@ -16,8 +16,10 @@ class _Coordinator:
     def __init__(self, settings: LimitSettings) -> None:
         self.state = Coordinator(settings)
 
-    async def acquire(self, key: str, estimate: int) -> tuple[int | None, str | None]:
-        return await self.state.acquire(key, estimate)
+    async def acquire(
+        self, key: str, estimate: int, priority: int = 0
+    ) -> tuple[int | None, str | None]:
+        return await self.state.acquire(key, estimate, priority)
 
     async def release(self, lease: int, actual_tokens: int | None) -> None:
         self.state.release(lease, actual_tokens)

@@ -76,7 +76,9 @@ class Coordinator:
             return str(exc)
         return None
 
-    async def acquire(self, key: str, estimate: int) -> tuple[int | None, str | None]:
+    async def acquire(
+        self, key: str, estimate: int, priority: int = 0
+    ) -> tuple[int | None, str | None]:
         """(lease id, None) once a slot and the rate limits allow; (None, message) when the
         budget is spent, checked before waiting and again once the slot is granted."""
         if self._reaper is None:
@@ -85,7 +87,7 @@ class Coordinator:
         if spent is not None:
             return None, spent
         limits = self._limits(key)
-        await limits.acquire(estimate)
+        await limits.acquire(estimate, priority)
         spent = self._budget_error()
         if spent is not None:
             limits.release(estimate, None)
@@ -153,8 +155,8 @@ class RemoteLimits:
         self.in_flight = 0
         self._leases: dict[int, list[int]] = {}  # estimate -> leases (LIFO per estimate)
 
-    async def acquire(self, estimated_tokens: int) -> None:
-        lease, spent = await self.actor.acquire.remote(self.key, estimated_tokens)
+    async def acquire(self, estimated_tokens: int, priority: int = 0) -> None:
+        lease, spent = await self.actor.acquire.remote(self.key, estimated_tokens, priority)
         if spent is not None:
             self.budget.exhausted = spent
             raise BudgetExceededError(spent)
