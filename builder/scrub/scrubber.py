@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from builder.scrub import context, keys, keywords, tokens
+from builder.scrub.hints import HintIndex
 from builder.scrub.rule import PLACEHOLDER, Rule, follows_word
 from schemas.steps import Action, StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
@@ -59,7 +60,7 @@ class Scrubber:
             for r in self.rules
             if r.lower
         }
-        self._unhinted, self._by_hint = _hint_index(self.rules)
+        self._hints = HintIndex(self.rules)
         self._memo: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._memo_chars = 0
 
@@ -69,7 +70,7 @@ class Scrubber:
         lower = text.lower()
         same_length = len(lower) == len(text)
         anchored: dict[str, list[int]] = {}  # anchor pattern -> where it matched
-        for priority in self._candidates(lower):
+        for priority in self._hints.candidates(lower):
             rule = self.rules[priority]
             regex, subject = rule.regex, text
             if rule.lower:
@@ -98,16 +99,6 @@ class Scrubber:
             if all(end <= s or start >= e for s, e, _ in chosen):
                 chosen.append((start, end, kind))
         return sorted(chosen)
-
-    def _candidates(self, lower: str) -> list[int]:
-        """Indexes of the rules that may match: those with no hints, and those with a hint in
-        the text. Each distinct hint is searched once (many rules share hints), and only
-        the rules it names are visited: on short texts the per-rule loop cost more than
-        the regexes."""
-        found = [rules for hint, rules in self._by_hint if hint in lower]
-        if not found:
-            return list(self._unhinted)
-        return sorted(set(self._unhinted).union(*found))
 
     def scrub(self, text: str) -> str:
         """`text` with every detected secret replaced by `[REDACTED:<kind>]`.
@@ -222,18 +213,6 @@ class Scrubber:
         with self._lock:
             for kind, n in items:
                 self.counts[kind] = self.counts.get(kind, 0) + n
-
-
-def _hint_index(
-    rules: tuple[Rule, ...],
-) -> tuple[tuple[int, ...], tuple[tuple[str, tuple[int, ...]], ...]]:
-    """(rules without hints, (hint, the rules it admits) per distinct hint), by rule index."""
-    by_hint: dict[str, list[int]] = {}
-    for index, rule in enumerate(rules):
-        for hint in rule.hints:
-            by_hint.setdefault(hint, []).append(index)
-    unhinted = tuple(i for i, rule in enumerate(rules) if not rule.hints)
-    return unhinted, tuple((hint, tuple(found)) for hint, found in by_hint.items())
 
 
 def scrub_message(message: Message, scrubber: Scrubber | None = None) -> Message:
