@@ -46,8 +46,9 @@ MEMO_CHARS = 8_000_000
 class Scrubber:
     """Redacts credentials (and, if asked, emails) and counts redactions per kind.
 
-    `scrub` may be called from several threads: the counter update is locked. For process
-    pools, give each worker its own Scrubber and `merge` the counts.
+    `scrub` may be called from several threads: the counter and memo updates are locked.
+    For process pools, give each worker its own Scrubber and `merge` the counts. Texts seen
+    before are answered from a memo of at most MEMO_CHARS characters (`forget` drops it).
     """
 
     def __init__(self, emails: bool = False, rules: Iterable[Rule] = DEFAULT_RULES) -> None:
@@ -136,10 +137,12 @@ class Scrubber:
         long-lived Scrubber (publishing a whole corpus) holds a bounded amount."""
         if len(text) > MEMO_CHARS:
             return
-        if self._memo_chars + len(text) > MEMO_CHARS:
-            self.forget()
-        self._memo[text] = (scrubbed, kinds)
-        self._memo_chars += len(text)
+        with self._lock:
+            if self._memo_chars + len(text) > MEMO_CHARS:
+                self._memo.clear()
+                self._memo_chars = 0
+            self._memo[text] = (scrubbed, kinds)
+            self._memo_chars += len(text)
 
     def scrub_optional(self, text: str | None) -> str | None:
         return None if text is None else self.scrub(text)
@@ -199,8 +202,9 @@ class Scrubber:
 
     def forget(self) -> None:
         """Drop the memo (the counts stay): for a Scrubber kept only for its counts."""
-        self._memo.clear()
-        self._memo_chars = 0
+        with self._lock:
+            self._memo.clear()
+            self._memo_chars = 0
 
     def merge(self, counts: Mapping[str, int]) -> None:
         """Add counts from another Scrubber (e.g. one per worker process)."""
