@@ -52,6 +52,7 @@ bench: setup test-deps
 	PYTHONPATH=. $(BIN)/python benchmarks/agreement.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_run.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_scrub.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_prepare.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_ray.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_likelihood.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_view.py

@@ -9,17 +9,16 @@ import sys
 from pathlib import Path
 
 from builder.errors import NapError
-from builder.startup import collect_less
 
 log = logging.getLogger("nap_builder")
 
 
 def _ingest(args: argparse.Namespace) -> int:
     from builder.ingest import InputSpec, format_summary, run_ingest
-    from builder.startup import skip_pandas_probe
+    from builder.startup import command_ready
     from builder.steps import EligibilityRules
 
-    skip_pandas_probe()
+    command_ready()
     specs = [InputSpec(p, args.format) for p in args.paths]
     rules = EligibilityRules(min_tokens=args.min_tokens, require_focus=args.require_focus)
     summary = run_ingest(specs, Path(args.out), rules=rules, workers=args.workers)
@@ -48,11 +47,10 @@ def _inspect(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from builder.config import load_config
     from builder.runner.run import run_pipeline
-    from builder.startup import freeze_startup, skip_pandas_probe
+    from builder.startup import command_ready
 
     config = load_config(Path(args.config), args.set or [])
-    skip_pandas_probe()
-    freeze_startup()
+    command_ready()
     result = run_pipeline(config, config_path=Path(args.config))
     print(result.summary_text())
     return result.exit_code
@@ -96,11 +94,10 @@ def _status(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from builder.config import load_config
     from builder.evaluate.run import run_eval
-    from builder.startup import freeze_startup, skip_pandas_probe
+    from builder.startup import command_ready
 
     config = load_config(Path(args.config), args.set or [])
-    skip_pandas_probe()
-    freeze_startup()
+    command_ready()
     dataset = Path(args.dataset) if args.dataset else None
     result = run_eval(config, args.compressor, split=args.split, dataset=dataset)
     print(result.summary_text())
@@ -246,8 +243,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def entry() -> None:
+    """The process entry point (console script, `python -m builder.cli`): process-wide
+    settings (`builder.startup`), then the command."""
+    from builder.startup import process_start
+
+    process_start()
+    sys.exit(main())
+
+
 def main(argv: list[str] | None = None) -> int:
-    collect_less()
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
@@ -266,4 +271,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

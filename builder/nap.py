@@ -7,12 +7,12 @@ share the context prefix and are issued back to back, so prefix caches hit.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from builder.agent_actions import parse_reply, without_focus
+from builder.aio import gather_settled
 from builder.control import REUSED, control_mode, control_row, reused_control_input
 from builder.formats.base import FormatAdapter
 from builder.gate import Aggregate, aggregate, passes
@@ -252,7 +252,7 @@ async def judge_waves(
     while position < len(order) and (settings.exhaustive or passed < settings.max_per_step):
         width = len(order) - position if settings.exhaustive else settings.max_per_step - passed
         wave = order[position : position + width]
-        outcomes = await asyncio.gather(
+        outcomes = await gather_settled(
             *(judge_one(c, position + offset) for offset, c in enumerate(wave))
         )
         for row, sent in outcomes:
@@ -380,7 +380,7 @@ async def process_step(
 ) -> StepResult:
     """Everything NAP does for one eligible step; tables rows come back, nothing is written.
     `scorer` gives prompt log-probabilities; only `gate_mode="likelihood"` needs it."""
-    candidates, references = await asyncio.gather(
+    candidates, references = await gather_settled(
         teacher_candidates(job, teacher, settings),
         references_for(job, agent, settings, similarity),
     )
@@ -400,7 +400,7 @@ async def process_step(
             judged = likelihood_judge(job, scorer, order, references, settings)
         else:
             judged = judge(job, agent, order, actions, settings, similarity)
-        (result.judgements, sent), (control, control_sent) = await asyncio.gather(
+        (result.judgements, sent), (control, control_sent) = await gather_settled(
             judged, control_for(job, agent, references, settings, similarity)
         )
         result.judge_requests = sent

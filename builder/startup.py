@@ -1,5 +1,5 @@
-"""Process-start settings for the long commands (`run`, `eval`, `ingest`): the garbage
-collector, and pyarrow's probe for pandas.
+"""Process-start settings for the long commands (`run`, `eval`, `ingest`) in a process the
+CLI owns (`builder.cli.entry`): the garbage collector, and pyarrow's probe for pandas.
 
 **Collector.** With CPython's default thresholds (700, 10, 10) the bench job
 (benchmarks/bench_run.py: 80 trajectories, ~1,600 requests) spent about 1 s of its ~10 CPU
@@ -28,6 +28,26 @@ import sys
 # collections of the one below (CPython: 10).
 YOUNG_THRESHOLD = 20_000
 OLDER_THRESHOLDS = (20, 20)
+
+
+_owned = False  # whether this process was started by the CLI (`process_start`)
+
+
+def process_start() -> None:
+    """At the start of a process the CLI owns (its console script, `python -m builder.cli`):
+    fewer collections from here on, and `command_ready` enabled. A program (or a test) that
+    calls `builder.cli.main` itself keeps its collector and pyarrow as they were."""
+    global _owned
+    _owned = True
+    collect_less()
+
+
+def command_ready() -> None:
+    """The command's modules are imported and its config loaded: in a process the CLI owns,
+    skip pyarrow's pandas probe and freeze the startup heap."""
+    if _owned:
+        skip_pandas_probe()
+        freeze_startup()
 
 
 def collect_less() -> None:

@@ -36,10 +36,25 @@ def cl100k() -> tiktoken.Encoding:
     )
 
 
-@functools.lru_cache(maxsize=4096)
+# Texts up to this long are remembered, the last MEMO_ENTRIES of them: at most ~50 MB held,
+# usually far less (the texts are mostly still referenced by the records in flight).
+MEMO_CHARS = 200_000
+MEMO_ENTRIES = 256
+
+
 def count_tokens(text: str) -> int:
     """cl100k tokens of `text`; special-token strings count as ordinary text.
 
-    Memoised: a step's observation is counted by candidate building, selection and the
-    report, and tokenising (about 5 MB/s) was a tenth of the request loop's CPU."""
+    The same text is often counted more than once within a step (its observation by the
+    candidates of each source and by the fallback supervision row, identical renderings by
+    each candidate), so recent texts are answered from a bounded memo."""
+    if len(text) > MEMO_CHARS:
+        return _count(text)
+    return _remembered(text)
+
+
+def _count(text: str) -> int:
     return len(cl100k().encode_ordinary(text))
+
+
+_remembered = functools.lru_cache(maxsize=MEMO_ENTRIES)(_count)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from builder import cli
+from builder import cli, startup
 from builder.startup import OLDER_THRESHOLDS, YOUNG_THRESHOLD, collect_less, freeze_startup
 from tests.paths import REPO, SAMPLES
 
@@ -39,20 +39,28 @@ def test_freeze_moves_live_objects_out_of_collections(restored_gc: None) -> None
     assert len(gc.get_objects()) < alive * 0.1
 
 
-def test_the_cli_sets_them_before_anything_else(
+def test_the_cli_entry_sets_them_before_the_command(
     restored_gc: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gc.set_threshold(700, 10, 10)
     seen = []
 
-    def parser() -> None:
+    def command() -> int:
         seen.append(gc.get_threshold())
-        raise SystemExit(0)
+        return 0
 
-    monkeypatch.setattr(cli, "build_parser", parser)
+    monkeypatch.setattr(cli, "main", command)
+    monkeypatch.setattr(startup, "_owned", False)
     with pytest.raises(SystemExit):
-        cli.main([])
+        cli.entry()
     assert seen == [(YOUNG_THRESHOLD, *OLDER_THRESHOLDS)]
+
+
+def test_calling_main_leaves_the_process_alone(restored_gc: None, tmp_path: Path) -> None:
+    gc.set_threshold(700, 10, 10)
+    source = SAMPLES / "chat-messages" / "textstats.jsonl"
+    assert cli.main(["ingest", str(source), "--out", str(tmp_path), "--workers", "1"]) == 0
+    assert gc.get_threshold() == (700, 10, 10)
 
 
 def run_python(code: str) -> subprocess.CompletedProcess[str]:
@@ -81,12 +89,13 @@ def test_pyarrow_works_without_importing_pandas_and_pandas_still_loads_when_aske
 def test_an_ingest_never_imports_pandas(tmp_path: Path) -> None:
     source = SAMPLES / "chat-messages" / "textstats.jsonl"
     done = run_python(
-        "import sys\n"
-        "from builder.cli import main\n"
-        f"code = main(['ingest', {str(source)!r}, '--out', {str(tmp_path)!r}])\n"
-        "assert code == 0, code\n"
-        "print('pandas' in sys.modules)\n"
+        "import atexit, sys\n"
+        "from builder import cli\n"
+        "atexit.register(lambda: print('pandas' in sys.modules))\n"
+        f"sys.argv = ['nap-builder', 'ingest', {str(source)!r}, '--out', {str(tmp_path)!r}]\n"
+        "cli.entry()\n"
     )
+    assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False", done.stderr
     rows = pq.read_table(tmp_path / "trajectories").num_rows
     assert rows == len(source.read_text().splitlines()) > 0

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from builder.actions.similarity import get_similarity
+from builder.aio import gather_settled
 from builder.errors import PermanentLLMError
 from builder.formats import get_adapter
 from builder.llm.batch.queue import BatchDeferred
@@ -148,7 +149,8 @@ async def run_shard(
         on_step(result)
         return result
 
-    outcomes = list(await asyncio.gather(*(one(job) for job in jobs)))
+    # a failing step (budget refused, permanent error) lets the others' sent requests settle
+    outcomes = list(await gather_settled(*(one(job) for job in jobs)))
     results = [r for r in outcomes if r is not None]
     if len(results) < len(outcomes):
         raise ShardDeferred(f"{len(outcomes) - len(results)} steps wait for a batch round")

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from builder.scrub import context, keys, keywords, tokens
+from builder.scrub.hints import HintIndex
 from builder.scrub.rule import PLACEHOLDER, Rule, follows_word
 from schemas.steps import Action, StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
@@ -45,8 +46,9 @@ MEMO_CHARS = 8_000_000
 class Scrubber:
     """Redacts credentials (and, if asked, emails) and counts redactions per kind.
 
-    `scrub` may be called from several threads: the counter update is locked. For process
-    pools, give each worker its own Scrubber and `merge` the counts.
+    `scrub` may be called from several threads: the counter and memo updates are locked.
+    For process pools, give each worker its own Scrubber and `merge` the counts. Texts seen
+    before are answered from a memo of at most MEMO_CHARS characters (`forget` drops it).
     """
 
     def __init__(self, emails: bool = False, rules: Iterable[Rule] = DEFAULT_RULES) -> None:
@@ -59,7 +61,7 @@ class Scrubber:
             for r in self.rules
             if r.lower
         }
-        self._unhinted, self._by_hint = _hint_index(self.rules)
+        self._hints = HintIndex(self.rules)
         self._memo: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._memo_chars = 0
 
@@ -69,7 +71,7 @@ class Scrubber:
         lower = text.lower()
         same_length = len(lower) == len(text)
         anchored: dict[str, list[int]] = {}  # anchor pattern -> where it matched
-        for priority in self._candidates(lower):
+        for priority in self._hints.candidates(lower):
             rule = self.rules[priority]
             regex, subject = rule.regex, text
             if rule.lower:
@@ -98,16 +100,6 @@ class Scrubber:
             if all(end <= s or start >= e for s, e, _ in chosen):
                 chosen.append((start, end, kind))
         return sorted(chosen)
-
-    def _candidates(self, lower: str) -> list[int]:
-        """Indexes of the rules that may match: those with no hints, and those with a hint in
-        the text. Each distinct hint is searched once (many rules share hints), and only
-        the rules it names are visited: on short texts the per-rule loop cost more than
-        the regexes."""
-        found = [rules for hint, rules in self._by_hint if hint in lower]
-        if not found:
-            return list(self._unhinted)
-        return sorted(set(self._unhinted).union(*found))
 
     def scrub(self, text: str) -> str:
         """`text` with every detected secret replaced by `[REDACTED:<kind>]`.
@@ -145,10 +137,12 @@ class Scrubber:
         long-lived Scrubber (publishing a whole corpus) holds a bounded amount."""
         if len(text) > MEMO_CHARS:
             return
-        if self._memo_chars + len(text) > MEMO_CHARS:
-            self.forget()
-        self._memo[text] = (scrubbed, kinds)
-        self._memo_chars += len(text)
+        with self._lock:
+            if self._memo_chars + len(text) > MEMO_CHARS:
+                self._memo.clear()
+                self._memo_chars = 0
+            self._memo[text] = (scrubbed, kinds)
+            self._memo_chars += len(text)
 
     def scrub_optional(self, text: str | None) -> str | None:
         return None if text is None else self.scrub(text)
@@ -208,8 +202,9 @@ class Scrubber:
 
     def forget(self) -> None:
         """Drop the memo (the counts stay): for a Scrubber kept only for its counts."""
-        self._memo.clear()
-        self._memo_chars = 0
+        with self._lock:
+            self._memo.clear()
+            self._memo_chars = 0
 
     def merge(self, counts: Mapping[str, int]) -> None:
         """Add counts from another Scrubber (e.g. one per worker process)."""
@@ -222,18 +217,6 @@ class Scrubber:
         with self._lock:
             for kind, n in items:
                 self.counts[kind] = self.counts.get(kind, 0) + n
-
-
-def _hint_index(
-    rules: tuple[Rule, ...],
-) -> tuple[tuple[int, ...], tuple[tuple[str, tuple[int, ...]], ...]]:
-    """(rules without hints, (hint, the rules it admits) per distinct hint), by rule index."""
-    by_hint: dict[str, list[int]] = {}
-    for index, rule in enumerate(rules):
-        for hint in rule.hints:
-            by_hint.setdefault(hint, []).append(index)
-    unhinted = tuple(i for i, rule in enumerate(rules) if not rule.hints)
-    return unhinted, tuple((hint, tuple(found)) for hint, found in by_hint.items())
 
 
 def scrub_message(message: Message, scrubber: Scrubber | None = None) -> Message:

@@ -35,10 +35,10 @@ def test_hint_index_admits_the_same_rules(emails: bool) -> None:
     admitted = 0
     for text in corpus:
         lower = text.lower()
-        found = scrubber._candidates(lower)
+        found = scrubber._hints.candidates(lower)
         assert found == per_rule_test(scrubber, lower)
         admitted += len(found)
-    assert len(scrubber._unhinted) < admitted / len(corpus) < len(scrubber.rules)
+    assert len(scrubber._hints.unhinted) < admitted / len(corpus) < len(scrubber.rules)
 
 
 def test_repeated_texts_give_the_same_text_and_count_each_time() -> None:
@@ -61,3 +61,9 @@ def test_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         assert sum(map(len, scrubber._memo)) <= 500
     scrubber.forget()
     assert not scrubber._memo and scrubber.counts
+
+
+def test_no_rules_no_hints() -> None:
+    assert Scrubber(rules=()).scrub("password = 'hunter22' sk-" + "a1" * 20) == (
+        "password = 'hunter22' sk-" + "a1" * 20
+    )
