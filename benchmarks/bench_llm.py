@@ -37,7 +37,7 @@ from builder.llm.cache import RequestCache, key_for  # noqa: E402
 from builder.llm.client import LLMClient  # noqa: E402
 from builder.llm.fake import FakeProvider  # noqa: E402
 from builder.llm.limits import EndpointLimits  # noqa: E402
-from builder.llm.openai_provider import OpenAIProvider  # noqa: E402
+from builder.llm.openai_provider import DEFAULT_TRANSPORT, TRANSPORTS, OpenAIProvider  # noqa: E402
 from builder.llm.protocol import ChatRequest, ChatResponse  # noqa: E402
 from schemas.trajectories import Message  # noqa: E402
 
@@ -190,7 +190,7 @@ def cache_lookup(cache_path: Path) -> dict[str, float]:
 
 
 async def achieved_concurrency(
-    root: str, latency_s: float, transport: str = "httpx"
+    root: str, latency_s: float, transport: str = DEFAULT_TRANSPORT
 ) -> dict[str, Any]:
     provider = Timed(
         OpenAIProvider("bench", base_url=f"{root}/v1", api_key_env=NO_KEY_ENV, transport=transport)
@@ -219,11 +219,12 @@ async def achieved_concurrency(
 
 
 def compare_transports(latency_s: float, rounds: int = 2) -> list[dict[str, Any]]:
-    """The OpenAI SDK on httpx and on aiohttp, alternated (`rounds` each, a fresh server
-    each time) so that a change in machine load does not favour one of them."""
+    """Every transport (direct, and the OpenAI SDK on aiohttp and on httpx), alternated
+    (`rounds` each, a fresh server each time) so that a change in machine load does not
+    favour one of them."""
     runs = []
     for _ in range(rounds):
-        for transport in ("httpx", "aiohttp"):
+        for transport in TRANSPORTS:
             with server_process(latency_s) as root:
                 runs.append(asyncio.run(achieved_concurrency(root, latency_s, transport)))
     return runs
