@@ -19,86 +19,51 @@ The SDK's own retries are off: `LLMClient` retries.
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import logging
 import os
-import ssl
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from builder.errors import ConfigError, LLMError, TransientLLMError
-from builder.llm.fragments import FragmentMemo, dumps, splice
 from builder.llm.gate import Gate, NoGate
 from builder.llm.http_json import HTTPStatusError, JsonHTTP
-from builder.llm.messages import (
-    openai_tool_calls,
-    root_object_schema,
-    to_openai_message,
-    to_openai_messages,
+from builder.llm.messages import root_object_schema
+from builder.llm.openai_transport import (
+    DEFAULT_BASE_URL,
+    DEFAULT_TRANSPORT,
+    POOLS,
+    TRANSPORTS,
+    auth_headers,
+    sdk_http_client,
 )
-from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
+from builder.llm.openai_wire import (
+    Capabilities,
+    Encoded,
+    completion_of,
+    encoded_body,
+    is_strict_compatible,
+    usage_of,
+    wire_body,
+)
+from builder.llm.protocol import ChatRequest, ChatResponse, Usage
 from builder.llm.sdk_errors import CONTEXT_ERROR, raise_mapped, scrub, status_error
-from schemas.trajectories import Message
 
 if TYPE_CHECKING:
     import openai
 
 log = logging.getLogger(__name__)
 
+__all__ = [
+    "DEFAULT_TRANSPORT",
+    "PLACEHOLDER_KEY",
+    "TRANSPORTS",
+    "Capabilities",
+    "OpenAIProvider",
+    "is_strict_compatible",
+]
+
 PLACEHOLDER_KEY = "not-needed"  # for local servers that take no key; never a real secret
-
-
-@dataclass
-class Capabilities:
-    """What the endpoint was seen to honour (None: not tried yet)."""
-
-    n: bool | None = None
-    response_format: str | None = None  # "json_schema_strict", "json_schema" or "json_object"
-    max_tokens_param: str | None = None  # "max_tokens" or "max_completion_tokens"
-    content_parts: bool | None = None  # accepts content as a list of parts
-    cached_tokens_reported: bool | None = None
-
-
-POOLS = 8
-Encoded = dict[tuple[str, bool, str | None], bytes]  # request bodies by form
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """One TLS context for every pool: loading the CA bundle costs ~25 ms each time."""
-    return ssl.create_default_context()
-
-
-TRANSPORTS = ("direct", "aiohttp", "httpx")
-DEFAULT_TRANSPORT = "direct"  # measured fastest here: benchmarks/bench_run.py
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-
-def _sdk_http_client(transport: str) -> Any:
-    """The SDK's HTTP client: httpx (its default) or aiohttp (`openai[aiohttp]`)."""
-    import openai
-
-    if transport == "aiohttp":
-        try:
-            return openai.DefaultAioHttpClient(verify=_tls_context())
-        except (RuntimeError, AttributeError) as exc:
-            raise ConfigError(
-                f"transport aiohttp needs `pip install 'openai[aiohttp]'` ({exc})"
-            ) from None
-    return openai.DefaultAsyncHttpxClient(verify=_tls_context())
-
-
-def _auth_headers(api_key: str) -> dict[str, str]:
-    """What the SDK sends besides the body: the key, and the organisation and project when
-    the environment names them (the SDK reads the same variables)."""
-    headers = {"Authorization": f"Bearer {api_key}"}
-    named = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
-    for env, header in named:
-        if os.environ.get(env):
-            headers[header] = os.environ[env]
-    return headers
 
 
 class OpenAIProvider:
@@ -136,7 +101,7 @@ class OpenAIProvider:
             url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
             self._direct = JsonHTTP(
                 url,
-                _auth_headers(api_key),
+                auth_headers(api_key),
                 timeout_s=timeout,
                 max_connections=max_connections,
                 label=self._label,
@@ -158,7 +123,7 @@ class OpenAIProvider:
             base_url=self.base_url,
             timeout=self._timeout,
             max_retries=0,
-            http_client=_sdk_http_client(transport),
+            http_client=sdk_http_client(transport),
         )
 
     def sdk_client(self) -> openai.AsyncOpenAI:
@@ -200,8 +165,8 @@ class OpenAIProvider:
                 )
             elif request.n > 1:
                 self.capabilities.n = True
-        completions = [_completion(c) for r in results for c in r["choices"]][: request.n]
-        usage = sum((_usage(r, self.capabilities) for r in results), Usage())
+        completions = [completion_of(c) for r in results for c in r["choices"]][: request.n]
+        usage = sum((usage_of(r, self.capabilities) for r in results), Usage())
         model = str(results[0].get("model") or self.model)
         return ChatResponse(tuple(completions), usage, time.perf_counter() - started, model)
 
@@ -238,7 +203,7 @@ class OpenAIProvider:
                 raise TransientLLMError(
                     f"{self._label}: response has no choices: {shown}", kind="bad_response"
                 )
-            sent.usage = _usage(result, self.capabilities)
+            sent.usage = usage_of(result, self.capabilities)
         return result
 
     def _forms(self, request: ChatRequest) -> list[tuple[str, bool]]:
@@ -365,92 +330,10 @@ class OpenAIProvider:
         dialect: str = "json_schema",
         parts: bool = True,
     ) -> dict[str, Any]:
-        body = self._fields(request, n, seed, dialect)
-        body["messages"] = to_openai_messages(request.messages, parts=parts)
-        return body
+        """The request body as the SDK transports and batch lines send it."""
+        return wire_body(self.model, self.capabilities, request, n, seed, dialect, parts)
 
     def _encoded_body(
         self, request: ChatRequest, n: int, seed: int | None, dialect: str, parts: bool
     ) -> bytes:
-        """`_body` as JSON bytes, each context message encoded once per run (`_WIRE`)."""
-        fields = self._fields(request, n, seed, dialect)
-        messages = _WIRE.array(request.messages, parts)
-        return splice(fields, "messages", messages, sort_keys=False).encode("utf-8")
-
-    def _fields(
-        self, request: ChatRequest, n: int, seed: int | None, dialect: str
-    ) -> dict[str, Any]:
-        """The body with a placeholder for the messages (in their place: after `model`)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": None,
-            "temperature": request.temperature,
-        }
-        optional = {
-            "n": n if n > 1 else None,
-            "top_p": request.top_p,
-            self.capabilities.max_tokens_param or "max_tokens": request.max_tokens,
-            "seed": seed,
-            "stop": list(request.stop) if request.stop else None,
-            "tools": list(request.tools) if request.tools else None,
-            "response_format": _response_format(request.json_schema, dialect),
-        }
-        body.update({k: v for k, v in optional.items() if v is not None})
-        return body
-
-
-def _wire_message(message: Message, parts: bool) -> str:
-    return dumps(to_openai_message(message, parts=parts))
-
-
-_WIRE = FragmentMemo(_wire_message)
-
-
-def _response_format(schema: dict[str, Any] | None, dialect: str) -> dict[str, Any] | None:
-    if schema is None:
-        return None
-    if dialect == "json_object":  # llama.cpp: the whole schema, root union included
-        return {"type": "json_object", "schema": schema}
-    spec: dict[str, Any] = {"name": "response", "schema": root_object_schema(schema)}
-    if dialect == "json_schema_strict":
-        spec["strict"] = True
-    return {"type": "json_schema", "json_schema": spec}
-
-
-def is_strict_compatible(schema: Any) -> bool:
-    """Whether OpenAI's strict mode accepts `schema`: every object lists all its properties
-    as required and forbids additional ones (checked through nested schemas)."""
-    if isinstance(schema, list):
-        return all(is_strict_compatible(s) for s in schema)
-    if not isinstance(schema, dict):
-        return True
-    if schema.get("type") == "object" or "properties" in schema:
-        props = schema.get("properties") or {}
-        if schema.get("additionalProperties") is not False:
-            return False
-        if set(schema.get("required") or []) != set(props):
-            return False
-    nested = [v for k, v in schema.items() if k in ("properties", "$defs", "definitions")]
-    children = [c for group in nested if isinstance(group, dict) for c in group.values()]
-    children += [schema[k] for k in ("items", "anyOf", "oneOf", "allOf") if k in schema]
-    return all(is_strict_compatible(c) for c in children)
-
-
-def _completion(choice: dict[str, Any]) -> Completion:
-    message = choice.get("message") or {}
-    text = message.get("content")
-    return Completion(
-        text if isinstance(text, str) else "",
-        openai_tool_calls(message.get("tool_calls")),
-        choice.get("finish_reason"),
-    )
-
-
-def _usage(result: dict[str, Any], capabilities: Capabilities) -> Usage:
-    usage = result.get("usage")
-    if not isinstance(usage, dict):
-        return Usage()
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
-    if capabilities.cached_tokens_reported is None:
-        capabilities.cached_tokens_reported = cached is not None
-    return Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0, cached or 0)
+        return encoded_body(self.model, self.capabilities, request, n, seed, dialect, parts)

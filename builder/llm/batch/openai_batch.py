@@ -14,7 +14,8 @@ from typing import Any
 import openai
 
 from builder.llm.batch.backend import Line, Outcome, Poll
-from builder.llm.openai_provider import OpenAIProvider, _completion, _usage
+from builder.llm.openai_provider import OpenAIProvider
+from builder.llm.openai_wire import completion_of, usage_of
 from builder.llm.protocol import ChatRequest, ChatResponse, Usage
 from builder.llm.sdk_errors import raise_mapped
 
@@ -48,8 +49,8 @@ class OpenAIBatch:
         choices = answer.get("choices") or []
         if len(choices) < request.n:
             raise ValueError(f"batch answer has {len(choices)} choices for n={request.n}")
-        completions = tuple(_completion(c) for c in choices[: request.n])
-        usage = _usage(answer, self.online.capabilities)
+        completions = tuple(completion_of(c) for c in choices[: request.n])
+        usage = usage_of(answer, self.online.capabilities)
         return ChatResponse(completions, usage or Usage(), 0.0, str(answer.get("model") or ""))
 
     async def submit(self, handle: str, lines: list[Line]) -> str:
