@@ -341,6 +341,8 @@ def test_second_identical_call_is_served_from_the_cache_and_never_reaches_the_se
     assert not first.cached and second.cached
     assert [c.text for c in second.completions] == [c.text for c in first.completions]
     assert client.usage.stage("teacher").cache_hits == 1
+    assert client.cache is not None
+    client.cache.close()  # as the first run ends
 
     async def rerun() -> Any:  # a new run (new client, provider, cache handle) on the same file
         fresh = LLMClient(provider_via(proxy, llama_server), cache=RequestCache(cache_file))
