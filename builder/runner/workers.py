@@ -59,12 +59,17 @@ def _worker_start() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.set_wakeup_fd(-1)
-    # What only workers use is imported now, on the other core, while the parent sends
-    # requests: the scrubber for preparing shards, and the report's polars (~0.4 s).
+    # What only workers use is imported here, on the other core, while the parent sends
+    # requests: the scrubber now (the first shard needs it), the report's polars (~0.4 s)
+    # in a thread, so that the first shards are not kept waiting for it.
     importlib.import_module("builder.scrub")
     if report_in_worker():
-        importlib.import_module("builder.runner.report")
-        importlib.import_module("builder.runner.plots")
+        threading.Thread(target=_import_report, name="nap-report-imports", daemon=True).start()
+
+
+def _import_report() -> None:
+    importlib.import_module("builder.runner.report")
+    importlib.import_module("builder.runner.plots")
 
 
 def report_in_worker() -> bool:
