@@ -22,11 +22,8 @@ class PrioritySlots:
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
 
-    def waiting(self) -> int:
-        return sum(1 for *_, future in self._waiters if not future.done())
-
     async def acquire(self, priority: int = 0) -> None:
-        if self.free > 0 and not self.waiting():
+        if self.free > 0:  # free only when `release` found no live waiter to hand it to
             self.free -= 1
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
