@@ -263,7 +263,7 @@ def _run(
         result.stage_seconds["nap"] = time.perf_counter() - nap_started
         result.report = finish_report(out_dir, result, started, nap_settings(cfg))
     else:
-        adapters()  # imported once, before the workers fork
+        adapters()  # imported once, before the workers fork (and not inside the loop)
         remote_report = report_in_worker()
         with worker_pool() as pool:  # before any connection, thread or signal handler
             clients = clients_factory(cfg, out_dir)

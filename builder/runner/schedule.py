@@ -12,7 +12,6 @@ from typing import Any
 
 from builder.config import PipelineConfig
 from builder.errors import BudgetExceededError, LLMError, PermanentLLMError
-from builder.formats import adapters
 from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
@@ -101,7 +100,6 @@ async def run_shards(
             errors=sum(total.errors.values()),
         )
 
-    adapters()  # a first import inside the loop would stall it
     stopper = _Stopper()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
