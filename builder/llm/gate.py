@@ -75,6 +75,7 @@ class Gate:
         await self.limits.acquire(estimate, self.priority)
         sent = Sent()
         reservation: Reservation | None = None
+        handed = False
         try:
             if self.budget is not None:  # after the slot: queued requests have not passed it
                 worst = self._prompt_worst + samples * per_sample
@@ -95,10 +96,22 @@ class Gate:
             actual = None if sent.usage is None else sent.usage.prompt_tokens
             if actual is not None and sent.usage is not None:
                 actual += sent.usage.completion_tokens
-            self.limits.release(estimate, actual)
+            handed = bool(self.limits.release(estimate, actual))
             if reservation is not None and self.budget is not None:
                 usage = sent.usage
                 self.budget.settle(reservation, usage, self.cost_usd(usage) if usage else 0.0)
+        if handed:  # reached on success only
+            await hand_over()
+
+
+async def hand_over() -> None:
+    """Let the request that was just handed our slot send before this reply's caller spends
+    CPU on it. Replies come in waves (64 answers read in one loop pass): without this, every
+    waiter sent only after all 64 callers had parsed, scored and built their next prompts,
+    and the slots sat idle meanwhile. The first yield queues us behind the waiter woken by
+    the release; the second behind the waiters of every other reply read in the same pass."""
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
 
 
 class NoGate:

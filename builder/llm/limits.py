@@ -110,12 +110,14 @@ class EndpointLimits:
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
 
-    def release(self, estimated_tokens: int, actual_tokens: int | None) -> None:
-        """Free the slot and correct the token estimate with what the server reported."""
+    def release(self, estimated_tokens: int, actual_tokens: int | None) -> bool:
+        """Free the slot and correct the token estimate with what the server reported; True
+        when a waiting request was handed the slot."""
         self.in_flight -= 1
-        self._slots.release()
+        handed = self._slots.release()
         if self.tokens is not None and actual_tokens is not None:
             self.tokens.adjust(actual_tokens - estimated_tokens)
+        return handed
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,15 @@ from pathlib import Path
 from types import ModuleType
 
 from builder.errors import ConfigError
+from builder.user_cache import CACHE_ENV, user_cache_root
 
-CACHE_ENV = "NAP_BUILDER_CACHE"
+__all__ = ["CACHE_ENV", "MODEL_ALIAS", "ensure_model", "models_dir"]
 MODEL_ALIAS = "gemma-3-270m"  # the model name the managed server answers to
 
 
 def models_dir() -> Path:
     """Where assembled model files live (`$NAP_BUILDER_CACHE/models` or the user cache)."""
-    root = os.environ.get(CACHE_ENV)
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "nap-builder"
-    return base / "models"
+    return user_cache_root() / "models"
 
 
 def ensure_model() -> Path:

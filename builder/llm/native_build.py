@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from builder.user_cache import user_cache_root
+
 LLAMA_VERSION = "0.3.36"
 CPU_ENV = "NAP_LLAMA_CPU"
 OFF_EXTRAS = ["AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16", "AVX_VNNI"]
@@ -69,9 +71,7 @@ def cmake_args(level: str, machine: str) -> list[str]:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("NAP_BUILDER_CACHE")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "nap-builder"
-    return base / "wheels"
+    return user_cache_root() / "wheels"
 
 
 def wheel_dir(python: str, args: list[str]) -> Path:

@@ -35,11 +35,12 @@ class PrioritySlots:
                 self.release()
             raise
 
-    def release(self) -> None:
-        """Hand the slot to the first live waiter, or free it."""
+    def release(self) -> bool:
+        """Hand the slot to the first live waiter (True), or free it (False)."""
         while self._waiters:
             *_, future = heapq.heappop(self._waiters)
             if not future.done():
                 future.set_result(None)
-                return
+                return True
         self.free += 1
+        return False

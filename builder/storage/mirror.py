@@ -25,6 +25,7 @@ from pathlib import Path
 from pyarrow import fs as pafs
 
 from builder.storage.uri import open_uri, redacted
+from builder.user_cache import user_cache_root
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ INGEST_MARKER = "_state/ingest.json"
 def default_local_dir(uri: str) -> Path:
     """Where a run folder's mirror lives unless `output.local_dir` says: the user cache
     (`NAP_BUILDER_CACHE`, else ~/.cache/nap-builder), keyed by the URI."""
-    root = Path(os.environ.get("NAP_BUILDER_CACHE") or Path.home() / ".cache" / "nap-builder")
+    root = user_cache_root()
     key = hashlib.sha256(redacted(uri).encode()).hexdigest()[:16]
     return root / "runs" / key
 
