@@ -1,4 +1,5 @@
-"""One shard's work: load and scrub its steps, run NAP on each, write its tables and marker.
+"""One shard's work: load and scrub its steps, run NAP on each, write its tables and marker
+(the file work is `shard_io`'s, in the run's worker processes).
 
 This is the unit a distributed executor (Ray Data) would run: a function of a shard plan, the
 clients and the settings, with no global state.
@@ -12,7 +13,6 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,92 +23,29 @@ from builder.formats import get_adapter
 from builder.llm.batch.queue import BatchDeferred
 from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepJob, StepResult, process_step
-from builder.runner.shards import (
-    NAP_TABLES,
-    ShardPlan,
-    load_shard,
-    marker_path,
-    write_json_atomic,
-)
+from builder.runner.shard_io import ScrubSettings, load_scrubbed, prepare_records, write_shard
+from builder.runner.shards import ShardPlan
 from builder.runner.workers import off_loop
-from builder.shards import write_table_atomic
-from builder.storage.mirror import push_paths
-from schemas.candidates import CANDIDATE_SCHEMA
-from schemas.common import to_table
-from schemas.judgements import JUDGEMENT_SCHEMA
-from schemas.preferences import PREFERENCE_SCHEMA
-from schemas.references import REFERENCE_SCHEMA
-from schemas.steps import StepRecord
-from schemas.supervision import SUPERVISION_SCHEMA
-from schemas.trajectories import TrajectoryRecord
 
 if TYPE_CHECKING:
     from builder.scrub import Scrubber
 
+__all__ = ["ScrubSettings", "ShardDeferred", "prepare_shard", "run_shard"]
+
 log = logging.getLogger(__name__)
-
-SCHEMAS = {
-    "candidates": CANDIDATE_SCHEMA,
-    "references": REFERENCE_SCHEMA,
-    "judgements": JUDGEMENT_SCHEMA,
-    "supervision": SUPERVISION_SCHEMA,
-    "preferences": PREFERENCE_SCHEMA,
-}
-
-
-@dataclass(frozen=True)
-class ScrubSettings:
-    enabled: bool = True
-    emails: bool = False
 
 
 def prepare_shard(
     out_dir: Path, plan: ShardPlan, scrub: ScrubSettings
 ) -> tuple[list[StepJob], Scrubber | None]:
-    """The shard's eligible steps as jobs, credentials redacted before any text reaches a
-    model. Pure I/O and CPU: runs in a worker thread so requests keep flowing meanwhile."""
-    trajectories, steps = load_shard(out_dir, plan)
-    from builder.scrub import Scrubber  # ~75 ms to import: only where shards are prepared
-
-    scrubber = Scrubber(emails=scrub.emails) if scrub.enabled else None
-    if scrubber is not None:
-        wanted = {s.trajectory_id for s in steps}
-        trajectories = {
-            k: scrubber.scrub_trajectory(t) for k, t in trajectories.items() if k in wanted
-        }
-        steps = [scrubber.scrub_step(s) for s in steps]
-        scrubber.forget()  # kept for its counts while the shard runs, not for its memo
+    """The shard's eligible steps as jobs, scrubbed (`shard_io.load_scrubbed`), in this
+    process (the plan, eval and Ray paths)."""
+    trajectories, steps, scrubber = load_scrubbed(out_dir, plan, scrub)
     jobs = []
     for step in steps:
         traj = trajectories[step.trajectory_id]
         jobs.append(StepJob(traj, step, get_adapter(traj.source_format)))
     return jobs, scrubber
-
-
-def prepare_records(
-    out_dir: Path, plan: ShardPlan, scrub: ScrubSettings
-) -> tuple[list[tuple[TrajectoryRecord, StepRecord]], dict[str, int]]:
-    """`prepare_shard` as plain records and redaction counts, to send back from a worker
-    process (adapters stay in the parent)."""
-    jobs, scrubber = prepare_shard(out_dir, plan, scrub)
-    return [(job.traj, job.step) for job in jobs], dict(scrubber.counts) if scrubber else {}
-
-
-def write_shard(
-    out_dir: Path, plan: ShardPlan, results: list[StepResult], stats: dict[str, Any]
-) -> None:
-    """The shard's tables (atomically), then its completion marker; on an object-store run
-    both are uploaded in that order before the shard counts as done."""
-    rows: dict[str, list[Any]] = {t: [] for t in NAP_TABLES}
-    for result in results:
-        for table in NAP_TABLES:
-            rows[table].extend(getattr(result, table))
-    paths = [out_dir / table / f"{plan.shard_id}.parquet" for table in NAP_TABLES]
-    for table, path in zip(NAP_TABLES, paths, strict=True):
-        write_table_atomic(to_table(rows[table], SCHEMAS[table]), path)
-    marker = marker_path(out_dir, plan.shard_id)
-    write_json_atomic(marker, stats)
-    push_paths(out_dir, [*paths, marker])  # object-store output: tables, then the marker
 
 
 class ShardDeferred(Exception):
