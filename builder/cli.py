@@ -246,10 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
 def entry() -> None:
     """The process entry point (console script, `python -m builder.cli`): process-wide
     settings (`builder.startup`), then the command."""
-    from builder.startup import process_start
+    from builder.startup import exit_now, process_start
 
     process_start()
-    sys.exit(main())
+    exit_now(main())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,11 +49,50 @@ def test_the_cli_entry_sets_them_before_the_command(
         seen.append(gc.get_threshold())
         return 0
 
+    def leave(code: int) -> None:  # the real one ends the process (see the test below)
+        raise SystemExit(code)
+
     monkeypatch.setattr(cli, "main", command)
     monkeypatch.setattr(startup, "_owned", False)
+    monkeypatch.setattr(startup, "exit_now", leave)
     with pytest.raises(SystemExit):
         cli.entry()
     assert seen == [(YOUNG_THRESHOLD, *OLDER_THRESHOLDS)]
+
+
+EXITING = """
+import atexit, sys, threading, time
+from pathlib import Path
+from builder.startup import exit_now
+out = Path(sys.argv[1])
+atexit.register(lambda: (out / "atexit").write_text("ran"))
+if sys.argv[2] == "thread":
+    def late() -> None:
+        time.sleep(0.3)
+        (out / "thread").write_text("finished")
+    threading.Thread(target=late).start()
+sys.stdout.write("buffered, no newline")
+exit_now(3)
+"""
+
+
+@pytest.mark.parametrize("other_thread", [False, True])
+def test_exit_now_runs_exit_handlers_flushes_and_keeps_the_code(
+    tmp_path: Path, other_thread: bool
+) -> None:
+    mode = "thread" if other_thread else "alone"
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING, str(tmp_path), mode],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "buffered, no newline"
+    assert (tmp_path / "atexit").read_text() == "ran"
+    # a live thread is waited for (the normal exit), never cut off
+    assert (tmp_path / "thread").exists() == other_thread
 
 
 def test_calling_main_leaves_the_process_alone(restored_gc: None, tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ def finish_report(
     then is the report written, so report.json and report.md carry the full run time.
     """
     from builder.runner.plots import write_plots
-    from builder.runner.report import build_report, json_safe, write_report
+    from builder.runner.report import build_report, json_safe, loaded, write_report
 
     report_started = time.perf_counter()
 
@@ -58,14 +58,15 @@ def finish_report(
     }
     settings = settings or NapSettings()
     extra["gate"] = gate_section(settings)
-    report = build_report(
-        out_dir,
-        usage=usage,
-        extra=extra,
-        control_floor=settings.control_floor,
-        control_mode=settings.control_mode,
-    )
-    write_plots(out_dir, intent_of=intent_of)
+    with loaded(out_dir):  # one read of each table for the figures and the plots
+        report = build_report(
+            out_dir,
+            usage=usage,
+            extra=extra,
+            control_floor=settings.control_floor,
+            control_mode=settings.control_mode,
+        )
+        write_plots(out_dir, intent_of=intent_of)
     result.stage_seconds["report"] = time.perf_counter() - report_started
     if started is not None:
         result.seconds = time.perf_counter() - started

@@ -1,12 +1,15 @@
-"""Worker processes for a shard's CPU work (loading and scrubbing its steps, writing its
-tables) and for the report at the end.
+"""Worker processes for the ingest tasks, a shard's file work (loading and scrubbing its steps,
+writing its tables) and the report at the end.
 
 In threads, that work held the GIL against the event loop: at 64 requests in flight the loop
 waited for it on every socket call, and fewer requests were in flight (benchmarks/bench_run.py).
-Forked processes run it beside the loop instead. They are forked before the run installs its
-signal handlers and opens any connection, and they ignore SIGINT: a Ctrl-C is the parent's to
+Forked processes run it beside the loop instead. They are forked at the start of a run, before
+the parent imports the model clients (so the ingest overlaps those imports), installs its
+signal handlers or opens any connection, and they ignore SIGINT: a Ctrl-C is the parent's to
 handle (finish the shards in flight, see `schedule._Stopper`), and a child must not write to
-the parent's signal wake-up socket it inherited.
+the parent's signal wake-up socket it inherited. If the parent leaves the pool with an error
+(a Ctrl-C during the ingest), the workers are stopped rather than waited for: everything they
+write is atomic, and an unfinished ingest or shard is redone on resume.
 """
 
 from __future__ import annotations
@@ -54,20 +57,40 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, name="nap-parent-watch", daemon=True).start()
 
 
-def _worker_start() -> None:
+def _child_start() -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.set_wakeup_fd(-1)
-    # What only workers use is imported here, on the other core, while the parent sends
-    # requests: the scrubber now (the first shard needs it), the report's polars (~0.4 s)
-    # in a thread, so that the first shards are not kept waiting for it.
+
+
+def _worker_start() -> None:
+    _child_start()
+    # What only workers use is imported here, while the parent still imports its own stack:
+    # the scrubber (~75 ms) and the shard file work, which the first shards need.
     importlib.import_module("builder.scrub")
-    if report_in_worker():
-        threading.Thread(target=_import_report, name="nap-report-imports", daemon=True).start()
+    importlib.import_module("builder.runner.shard_io")
+
+
+REPORT_IMPORT_NICE = 10  # ~1/10 of a core when the run's own work wants both cores
+
+
+def warm_report(pool: Executor) -> None:
+    """Have the report's process import the report's modules in the background: call it once
+    the ingest is done (during the ingest, both cores are the ingest's and the parent's)."""
+    pool.submit(_start_report_imports)
+
+
+def _start_report_imports() -> None:
+    threading.Thread(target=_import_report, name="nap-report-imports", daemon=True).start()
 
 
 def _import_report() -> None:
+    """The report's polars (~0.4 s of CPU), loaded at a lower priority (Linux: per thread), so
+    that it fills idle CPU during the run instead of slowing it; the report, at the end, finds
+    it loaded."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), REPORT_IMPORT_NICE)
     importlib.import_module("builder.runner.report")
     importlib.import_module("builder.runner.plots")
 
@@ -88,13 +111,45 @@ def _ready() -> bool:
 def worker_pool(workers: int = WORKERS) -> Iterator[ProcessPoolExecutor]:
     """A pool of forked workers, forked now: call it while the process has no other threads,
     connections or signal handlers."""
+    with _forked(workers, _worker_start) as pool:
+        yield pool
+
+
+@contextlib.contextmanager
+def report_pool() -> Iterator[ProcessPoolExecutor | None]:
+    """One forked process for the report, which imports its modules in the background; None
+    when the report must run in the parent (`report_in_worker`). Call it with `worker_pool`."""
+    if not report_in_worker():
+        yield None
+        return
+    with _forked(1, _child_start) as pool:
+        yield pool
+
+
+@contextlib.contextmanager
+def _forked(workers: int, initializer: Callable[[], None]) -> Iterator[ProcessPoolExecutor]:
     context = multiprocessing.get_context("fork")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_start)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=initializer)
     try:
         pool.submit(_ready)  # forks the workers now
         yield pool
-    finally:
+    except BaseException:
+        _stop(pool)
+        raise
+    else:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Leave on an error without waiting for the tasks in flight (see the module docstring)."""
+    processes = list(getattr(pool, "_processes", {}).values())  # no public handle before 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            process.join(5)
 
 
 async def off_loop(pool: Executor | None, fn: Callable[..., T], *args: Any) -> T:
