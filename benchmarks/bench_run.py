@@ -9,7 +9,10 @@ after `--latency` seconds. For each transport (httpx, aiohttp under the OpenAI S
   async HTTP client (aiohttp, bodies encoded beforehand, no SDK) at the same concurrency
   against the same server;
 - in flight: requests being served at the server, averaged over the NAP stage's time span,
-  as a fraction of the concurrency limit.
+  as a fraction of the concurrency limit;
+- the floor as a program (`floor_process_s`): the same replay in a fresh Python process timed
+  from spawn to exit, as the run is. The target is read against the in-process floor, the
+  stricter of the two; the program's ratio is reported beside it.
 Targets: whole run <= 1.25x the floor, >= 95% of the concurrency limit in flight.
 Job sizes: `--copies 40,120` measures two jobs: 80 trajectories, 320 eligible steps, about
 1,600 requests (a floor of about 5.3 s at 0.2 s and 64 in flight), and 240 trajectories, 960
@@ -128,6 +131,40 @@ async def replay(base_url: str, bodies: list[dict[str, Any]], concurrency: int) 
         return time.perf_counter() - started
 
 
+REPLAY_PROCESS = """
+import asyncio, json, sys, aiohttp
+async def main(url, payloads, concurrency):
+    headers = {"content-type": "application/json"}
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        queue = iter(payloads)
+        async def worker():
+            for payload in queue:
+                async with session.post(url, data=payload, headers=headers) as response:
+                    response.raise_for_status()
+                    await response.read()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+bodies = json.load(open(sys.argv[1]))
+asyncio.run(main(sys.argv[2], [json.dumps(b).encode() for b in bodies], int(sys.argv[3])))
+"""
+
+
+def replay_process(
+    base_url: str, bodies: list[dict[str, Any]], concurrency: int, work: Path
+) -> float:
+    """The floor as a program: the same replay in a fresh Python process, timed from spawn
+    to exit like the run (its start-up, reading the bodies and the aiohttp import included)."""
+    path = work / "bodies.json"
+    path.write_text(json.dumps(bodies))
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", REPLAY_PROCESS, str(path), f"{base_url}/chat/completions",
+         str(concurrency)],
+        check=True,
+    )  # fmt: skip
+    return time.perf_counter() - started
+
+
 def whole_run(cfg_path: Path, out: Path) -> tuple[float, float]:
     """`nap-builder run` in a fresh process: seconds from spawn to exit, and its CPU seconds
     (user + system; on a loaded machine the wall time says more about the neighbours)."""
@@ -173,6 +210,9 @@ def measure(
     control(base_url, "reset")
     floor = asyncio.run(replay(base_url, bodies, args.concurrency))
     floor_served = control(base_url, "stats")
+    control(base_url, "reset")
+    floor_process = replay_process(base_url, bodies, args.concurrency, work)
+    control(base_url, "reset")
     report = json.loads((out / "report.json").read_text())
     stages = report["run"]["stage_seconds"]
     return {
@@ -186,6 +226,8 @@ def measure(
         "start_report_plots_s": round(wall - stages["nap"] - stages["ingest"], 2),
         "floor_s": round(floor, 2),
         "run_ratio_to_floor": round(wall / floor, 2),
+        "floor_process_s": round(floor_process, 2),
+        "run_ratio_to_process_floor": round(wall / floor_process, 2),
         # a lower bound on the ratio that load cannot move: the run's CPU seconds alone, as if
         # it had one core to itself and waited for nothing
         "run_cpu_ratio_to_floor": round(cpu / floor, 2),

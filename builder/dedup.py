@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from builder.formats.base import hash_text
@@ -97,6 +96,8 @@ def drop_from_shards(out_dir: Path, prefix: str, trajectory_ids: set[str]) -> No
     for table in ("trajectories", "steps"):
         for path in sorted((out_dir / table).glob(f"{prefix}-*.parquet")):
             data = pq.read_table(path)
+            import pyarrow.compute as pc  # ~45 ms to import: only when there are duplicates
+
             keep = pc.invert(
                 pc.is_in(data.column("trajectory_id"), value_set=pa.array(wanted, pa.string()))
             )

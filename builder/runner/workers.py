@@ -67,9 +67,10 @@ def _child_start() -> None:
 def _worker_start() -> None:
     _child_start()
     # What only workers use is imported here, while the parent still imports its own stack:
-    # the scrubber (~75 ms) and the shard file work, which the first shards need.
-    importlib.import_module("builder.scrub")
-    importlib.import_module("builder.runner.shard_io")
+    # the scrubber (~75 ms), the shard file work and pyarrow's compute functions (~45 ms),
+    # which the first shards need.
+    for module in ("builder.scrub", "builder.runner.shard_io", "pyarrow.compute"):
+        importlib.import_module(module)
 
 
 REPORT_IMPORT_NICE = 10  # ~1/10 of a core when the run's own work wants both cores

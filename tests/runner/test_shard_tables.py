@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import builder.expand
-import builder.ingest
+import builder.ingest_task
 from builder.ingest import InputSpec, run_ingest
 from builder.runner import shard_tables
 from builder.runner.shard_tables import SHARD_TABLES, LastOne
@@ -34,7 +34,7 @@ def ingest_small_files(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The shared samples in tasks of ~400 KB, written in ~20 KB files (several per task)."""
     monkeypatch.setattr(builder.expand, "TASK_BYTES", 400_000)
     monkeypatch.setattr(
-        builder.ingest, "ShardWriter", functools.partial(ShardWriter, flush_bytes=20_000)
+        builder.ingest_task, "ShardWriter", functools.partial(ShardWriter, flush_bytes=20_000)
     )
     run_ingest([InputSpec(SHARED, None, {})], out, rules=EligibilityRules(), workers=1)
 
