@@ -30,7 +30,13 @@ from builder.formats import adapters
 from builder.ingest import InputSpec, executor_tasks, format_summary, run_ingest
 from builder.runner.result import RunResult
 from builder.runner.shards import NAP_TABLES, read_json, write_json_atomic
-from builder.runner.workers import WORKERS, report_pool, warm_report, worker_pool
+from builder.runner.workers import (
+    WORKERS,
+    report_pool,
+    warm_report,
+    warm_shard_work,
+    worker_pool,
+)
 from builder.steps import EligibilityRules
 from builder.storage.inputs import localize_input
 from builder.storage.mirror import delete_remote, push_paths
@@ -318,13 +324,22 @@ def _run_local(
     then the report in its own worker when it may run there."""
     adapters()  # imported once, before the workers fork (ingest tasks and shards need them)
     with worker_pool() as pool, report_pool() as reporter:
+        overlapped: list[bool] = []
+
+        def while_ingesting() -> None:
+            overlapped.append(True)
+            warm_shard_work(pool)  # on the worker the ingest leaves idle
+            load_nap_stack()
+
         ingest = functools.partial(
-            run_ingest, runner=executor_tasks(pool, WORKERS, while_waiting=load_nap_stack)
+            run_ingest, runner=executor_tasks(pool, WORKERS, while_waiting=while_ingesting)
         )
         ensure_ingested(cfg, out_dir, ingest)
         if reporter is not None:
             warm_report(reporter)
-        load_nap_stack()  # when the ingest was up to date, or ended first
+        if not overlapped:  # the ingest was up to date
+            warm_shard_work(pool)
+        load_nap_stack()
         discard_stale(out_dir, digest)
         result.stage_seconds["ingest"] = time.perf_counter() - started
         nap_started = time.perf_counter()

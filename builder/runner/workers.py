@@ -64,12 +64,18 @@ def _child_start() -> None:
     signal.set_wakeup_fd(-1)
 
 
-def _worker_start() -> None:
-    _child_start()
-    # What only workers use is imported here, while the parent still imports its own stack:
-    # the scrubber (~75 ms), the shard file work and pyarrow's compute functions (~45 ms),
-    # which the first shards need.
-    for module in ("builder.scrub", "builder.runner.shard_io", "pyarrow.compute"):
+SHARD_WORK_MODULES = ("builder.scrub", "builder.runner.shard_io", "pyarrow.compute")
+
+
+def warm_shard_work(pool: Executor) -> None:
+    """Have a worker import what shard preparation needs (the scrubber ~75 ms, pyarrow's
+    compute functions ~45 ms): call it right after queueing the ingest, so that the worker
+    the ingest leaves idle does it, and the first shards find one worker ready."""
+    pool.submit(_import_shard_work)
+
+
+def _import_shard_work() -> None:
+    for module in SHARD_WORK_MODULES:
         importlib.import_module(module)
 
 
@@ -92,8 +98,11 @@ def _import_report() -> None:
     it loaded."""
     with contextlib.suppress(OSError, AttributeError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), REPORT_IMPORT_NICE)
-    importlib.import_module("builder.runner.report")
-    importlib.import_module("builder.runner.plots")
+    for module in ("builder.runner.finish", "builder.runner.report", "builder.runner.plots"):
+        importlib.import_module(module)
+    import polars as pl
+
+    pl.DataFrame({"n": [1]}).lazy().select(pl.len()).collect()  # starts polars' thread pool
 
 
 def report_in_worker() -> bool:
@@ -112,7 +121,7 @@ def _ready() -> bool:
 def worker_pool(workers: int = WORKERS) -> Iterator[ProcessPoolExecutor]:
     """A pool of forked workers, forked now: call it while the process has no other threads,
     connections or signal handlers."""
-    with _forked(workers, _worker_start) as pool:
+    with _forked(workers, _child_start) as pool:
         yield pool
 
 
