@@ -75,3 +75,37 @@ def test_workers_ignore_sigint() -> None:
         proc.kill()
         proc.wait()
     assert _gone_within(workers, 5)
+
+
+LEAVE_WITH_AN_ERROR = """
+import multiprocessing, os, sys, time
+from builder.runner.workers import worker_pool
+try:
+    with worker_pool() as pool:
+        pool.submit(time.sleep, 60)  # an ingest task still running
+        pool.submit(os.getpid).result()
+        pids = [p.pid for p in multiprocessing.active_children()]
+        print(" ".join(map(str, sorted(pids))), flush=True)
+        raise KeyboardInterrupt  # a Ctrl-C during the ingest
+except KeyboardInterrupt:
+    print("left", flush=True)
+"""
+
+
+def test_leaving_the_pool_with_an_error_stops_the_workers_without_waiting() -> None:
+    """A Ctrl-C during the ingest must not wait for the ingest to finish in the workers
+    (their writes are atomic; the ingest is redone on resume)."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", LEAVE_WITH_AN_ERROR],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    lines = done.stdout.split("\n")
+    assert done.returncode == 0 and lines[1] == "left", done.stderr
+    assert time.monotonic() - started < 30  # the 60 s task was not waited for
+    workers = [int(p) for p in lines[0].split()]
+    assert len(workers) == 2 and _gone_within(workers, 5)
