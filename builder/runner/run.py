@@ -322,7 +322,12 @@ def _run_local(
     """The local engine: workers forked first (before any connection, thread or signal
     handler), the ingest in them while this process loads the NAP stack, then the shards,
     then the report in its own worker when it may run there."""
-    adapters()  # imported once, before the workers fork (ingest tasks and shards need them)
+    from builder.tokens import cl100k
+
+    # Loaded before the workers fork, which inherit them: the adapters (ingest tasks and
+    # shards need them) and the tokenizer (the ingest counts tokens, so does this process).
+    adapters()
+    cl100k()
     with worker_pool() as pool, report_pool() as reporter:
         overlapped: list[bool] = []
 
