@@ -5,10 +5,10 @@ Stages are functions over records (`builder.nap.process_step`). This module inge
 the config hash, and hands the shards to `schedule.run_shards`; one shard's work is
 `shard_work.run_shard`, which a distributed executor can call on the same plans unchanged.
 
-Start-up order (local engine): the worker processes are forked first, the ingest runs in
-them, and meanwhile this process imports the model clients and the NAP stages and loads the
-tokenizer (`load_nap_stack`, ~0.4 s of CPU that used to follow the ingest). So those modules
-are imported in functions here, not at the top.
+Start-up order (local engine): the tokenizer is loaded, the worker processes are forked, the
+ingest runs in them, and meanwhile this process imports the model clients and the NAP stages
+(`load_nap_stack`, ~0.3 s of CPU that used to follow the ingest). So those modules are
+imported in functions here, not at the top.
 """
 
 from __future__ import annotations
