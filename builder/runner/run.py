@@ -20,7 +20,7 @@ import logging
 import shutil
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -197,6 +197,7 @@ async def run_rounds(
     result: RunResult,
     settings: NapSettings,
     pool: Executor | None = None,
+    prefetched: dict[str, Future[Any]] | None = None,
 ) -> None:
     """Pass over the unfinished shards; with batch roles, submit what a pass deferred, wait for
     the jobs, and pass again until no step waits (one round per stage a step needs)."""
@@ -205,7 +206,8 @@ async def run_rounds(
     queue = clients.batch
     while True:
         result.shards_deferred = 0
-        await run_shards(cfg, out_dir, clients, digest, result, settings, pool)
+        await run_shards(cfg, out_dir, clients, digest, result, settings, pool, prefetched)
+        prefetched = None  # the first pass used them
         if queue is None or result.stopped or (not queue.waiting and not queue.open_jobs()):
             return
         result.batch_rounds += 1
@@ -231,10 +233,12 @@ async def _run_then_close(
     digest: str,
     result: RunResult,
     pool: Executor,
+    prefetched: dict[str, Future[Any]] | None = None,
 ) -> None:
     """The shards, then the HTTP connections closed on the loop that opened them."""
     try:
-        await run_rounds(cfg, out_dir, clients, digest, result, nap_settings(cfg), pool)
+        settings = nap_settings(cfg)
+        await run_rounds(cfg, out_dir, clients, digest, result, settings, pool, prefetched)
     finally:
         await clients.aclose()
 
@@ -346,11 +350,15 @@ def _run_local(
             warm_shard_work(pool)
         load_nap_stack()
         discard_stale(out_dir, digest)
+        from builder.runner.schedule import prefetch_shards
+
+        prefetched = prefetch_shards(cfg, out_dir, digest, pool)
         result.stage_seconds["ingest"] = time.perf_counter() - started
         nap_started = time.perf_counter()
         clients = clients_factory(cfg, out_dir)
         try:
-            asyncio.run(_run_then_close(cfg, out_dir, clients, digest, result, pool))
+            work = _run_then_close(cfg, out_dir, clients, digest, result, pool, prefetched)
+            asyncio.run(work)
         finally:
             clients.close()
             usage_file = out_dir / "_state" / "usage" / f"{time.time_ns()}.json"

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import signal
 from collections import Counter
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,8 @@ from builder.llm.factory import Clients
 from builder.nap import NapSettings, StepResult
 from builder.runner.result import RunResult
 from builder.runner.savings import tokens_saved
-from builder.runner.shard_work import ScrubSettings, ShardDeferred, run_shard
+from builder.runner.shard_io import prepare_records
+from builder.runner.shard_work import Prepared, ScrubSettings, ShardDeferred, run_shard
 from builder.runner.shards import ShardPlan, pending_shards
 
 log = logging.getLogger(__name__)
@@ -28,6 +29,25 @@ def parallel_shards(concurrency: int, shard_size: int) -> int:
     """Shards in flight: enough trajectories (about 2 x concurrency) to keep every request slot
     busy across the per-step dependency chains, at least 2."""
     return max(2, -(-2 * concurrency // shard_size))
+
+
+def shard_width(cfg: PipelineConfig) -> int:
+    """Shards started at once under this config."""
+    if cfg.limits.steps_in_flight == 1:
+        return 1  # one step at a time: one shard at a time keeps the order simple
+    return parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
+
+
+def prefetch_shards(
+    cfg: PipelineConfig, out_dir: Path, digest: str, pool: Executor
+) -> dict[str, Future[Any]]:
+    """Ask the workers for the first shards' records now (call it as soon as the ingest is
+    done): they are loaded and scrubbed while this process builds its clients and starts its
+    loop, instead of after (~40 ms before the first request on the bench job)."""
+    todo, _ = pending_shards(out_dir, cfg.output.shard_size, digest)
+    scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
+    first = todo[: shard_width(cfg)]
+    return {plan.shard_id: pool.submit(prepare_records, out_dir, plan, scrub) for plan in first}
 
 
 class _Stopper:
@@ -64,10 +84,12 @@ async def run_shards(
     result: RunResult,
     settings: NapSettings,
     pool: Executor | None = None,
+    prefetched: dict[str, Future[Any]] | None = None,
 ) -> None:
     """Every shard not yet complete for this config hash, several at a time, until done or
     stopped (signal, budget). Each shard's loading and writing runs in `pool` (see
-    runner/workers.py), or in threads without one."""
+    runner/workers.py), or in threads without one; `prefetched` holds records asked for
+    already (`prefetch_shards`), used once."""
     from builder.runner.progress import StageProgress
 
     scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
@@ -105,16 +127,20 @@ async def run_shards(
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stopper, signum)
     queue = iter(todo)
-    width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
+    width = shard_width(cfg)
     # Bounded steps in flight make a pipeline: the later rounds of started steps (judge waves)
     # are not queued behind the first requests of every other step, so the tail is short.
     steps_in_flight = cfg.limits.steps_in_flight or STEPS_PER_SLOT * cfg.limits.concurrency
     step_slots = asyncio.Semaphore(steps_in_flight)
-    if steps_in_flight == 1:
-        width = 1  # one step at a time: one shard at a time keeps the order simple
+    early = dict(prefetched or {})
 
     def start(plan: ShardPlan) -> asyncio.Task[Any]:
-        work = run_shard(plan, out_dir, clients, settings, scrub, digest, on_step, step_slots, pool)
+        ready: Prepared | None = None
+        if plan.shard_id in early:
+            ready = asyncio.wrap_future(early.pop(plan.shard_id))
+        work = run_shard(
+            plan, out_dir, clients, settings, scrub, digest, on_step, step_slots, pool, ready
+        )
         return asyncio.create_task(work, name=plan.shard_id)
 
     try:

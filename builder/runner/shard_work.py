@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,11 +26,13 @@ from builder.nap import NapSettings, StepJob, StepResult, process_step
 from builder.runner.shard_io import ScrubSettings, load_scrubbed, prepare_records, write_shard
 from builder.runner.shards import ShardPlan
 from builder.runner.workers import off_loop
+from schemas.steps import StepRecord
+from schemas.trajectories import TrajectoryRecord
 
 if TYPE_CHECKING:
     from builder.scrub import Scrubber
 
-__all__ = ["ScrubSettings", "ShardDeferred", "prepare_shard", "run_shard"]
+__all__ = ["Prepared", "ScrubSettings", "ShardDeferred", "prepare_shard", "run_shard"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,9 @@ def prepare_shard(
     return jobs, scrubber
 
 
+Prepared = Awaitable[tuple[list[tuple[TrajectoryRecord, StepRecord]], dict[str, int]]]
+
+
 class ShardDeferred(Exception):
     """Some steps of the shard wait for batch answers: nothing is written this round."""
 
@@ -62,10 +67,14 @@ async def run_shard(
     on_step: Callable[[StepResult], None] = lambda _: None,
     step_slots: asyncio.Semaphore | None = None,
     pool: Executor | None = None,
+    prepared: Prepared | None = None,
 ) -> dict[str, Any]:
     """Process one shard and write its tables and marker; returns the marker's statistics.
-    Loading, scrubbing and writing run in `pool`'s processes (in a thread without one)."""
-    records, redactions = await off_loop(pool, prepare_records, out_dir, plan, scrub)
+    Loading, scrubbing and writing run in `pool`'s processes (in a thread without one);
+    `prepared` is the shard's records asked for already (`schedule.prefetch_shards`)."""
+    if prepared is None:
+        prepared = off_loop(pool, prepare_records, out_dir, plan, scrub)
+    records, redactions = await prepared
     jobs = [StepJob(traj, step, get_adapter(traj.source_format)) for traj, step in records]
     similarity = get_similarity(settings.similarity)
 
