@@ -29,7 +29,7 @@ from builder.dedup import Registry, drop_from_shards
 from builder.expand import InputSpec, expand, tasks
 from builder.formats.base import Source
 from builder.ingest_summary import IngestSummary, format_summary, write_summary
-from builder.ingest_task import load_source, process_task
+from builder.ingest_task import load_source, process_task, task_prefix
 from builder.shards import ShardWriter
 from builder.steps import EligibilityRules
 from schemas.quarantine import QUARANTINE_SCHEMA
@@ -89,7 +89,7 @@ def _dedup_across_tasks(results: list[tuple[int, IngestSummary]], out_dir: Path)
                 counts.eligible -= copy.eligible
                 counts.duplicates += 1
             if dropped:
-                drop_from_shards(out_dir, f"part-{task_id:06d}", dropped)
+                drop_from_shards(out_dir, task_prefix(task_id), dropped)
     return summary
 
 
@@ -153,16 +153,21 @@ def _run_tasks(
 
 
 def executor_tasks(
-    pool: Executor, workers: int, while_waiting: Callable[[], None] = lambda: None
+    pool: Executor,
+    workers: int,
+    while_waiting: Callable[[], None] = lambda: None,
+    task: Callable[..., IngestSummary] = process_task,
 ) -> TaskRunner:
     """A `TaskRunner` on an executor the caller owns (the run's worker processes, forked
     already), even for a single task; `while_waiting` runs once the first tasks are queued,
-    so the caller's own start-up work overlaps the ingest."""
+    so the caller's own start-up work overlaps the ingest. `task` is `process_task` or a
+    picklable function that calls it."""
 
     def run(
         specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules
     ) -> Iterator[tuple[int, IngestSummary]]:
-        yield from _submitted(pool, workers, enumerate(tasks(specs)), out_dir, rules, while_waiting)
+        numbered = enumerate(tasks(specs))
+        yield from _submitted(pool, workers, numbered, out_dir, rules, while_waiting, task)
 
     return run
 
@@ -174,13 +179,14 @@ def _submitted(
     out_dir: Path,
     rules: EligibilityRules,
     while_waiting: Callable[[], None] = lambda: None,
+    task: Callable[..., IngestSummary] = process_task,
 ) -> Iterator[tuple[int, IngestSummary]]:
-    """`process_task` over the groups in `pool`, at most two per worker queued at once (the
-    groups are read lazily: memory stays bounded)."""
+    """`task` (`process_task`) over the groups in `pool`, at most two per worker queued at
+    once (the groups are read lazily: memory stays bounded)."""
     pending: dict[Future[IngestSummary], int] = {}
     waited = False
     for task_id, group in numbered:
-        pending[pool.submit(process_task, task_id, group, out_dir, rules)] = task_id
+        pending[pool.submit(task, task_id, group, out_dir, rules)] = task_id
         if len(pending) >= workers * 2:
             if not waited:
                 waited = True

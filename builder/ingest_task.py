@@ -135,6 +135,11 @@ def _nothing(source: Source, fmt: str) -> QuarantineRecord:
     return quarantine(source, None, fmt, error)
 
 
+def task_prefix(task_id: int) -> str:
+    """The name every table file of one ingest task starts with."""
+    return f"part-{task_id:06d}"
+
+
 def process_task(
     task_id: int,
     group: list[tuple[Source, str | None]],
@@ -148,7 +153,7 @@ def process_task(
     """
     summary = IngestSummary()
     registry = Registry()
-    prefix = f"part-{task_id:06d}"
+    prefix = task_prefix(task_id)
     with (
         ShardWriter(out_dir / "trajectories", TRAJECTORY_SCHEMA, prefix) as trajectories,
         ShardWriter(out_dir / "steps", STEP_SCHEMA, prefix) as steps,

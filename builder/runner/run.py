@@ -32,6 +32,7 @@ from builder.runner.result import RunResult
 from builder.runner.shards import NAP_TABLES, read_json, write_json_atomic
 from builder.runner.workers import (
     WORKERS,
+    ingest_then_warm,
     report_pool,
     warm_report,
     warm_shard_work,
@@ -340,9 +341,8 @@ def _run_local(
             warm_shard_work(pool)  # on the worker the ingest leaves idle
             load_nap_stack()
 
-        ingest = functools.partial(
-            run_ingest, runner=executor_tasks(pool, WORKERS, while_waiting=while_ingesting)
-        )
+        runner = executor_tasks(pool, WORKERS, while_ingesting, task=ingest_then_warm)
+        ingest = functools.partial(run_ingest, runner=runner)
         ensure_ingested(cfg, out_dir, ingest)
         if reporter is not None:
             warm_report(reporter)

@@ -145,6 +145,15 @@ class ShardTables:
             rows.extend(table.take(ids))
         return rows
 
+    def warm(self, trajectories_file: Path, steps_files: Sequence[Path]) -> None:
+        """Load what the first shard of `trajectories_file` reads (the file, its task's steps
+        index and first steps file), so that the shard is sliced, not read, when it comes."""
+        self.trajectory_rows(trajectories_file, [])
+        index = self._index.get(signature(steps_files), lambda: StepsIndex.read(steps_files))
+        if index.files:
+            first = index.files[0][0]
+            self._steps.get(signature([first]), functools.partial(_eligible, first))
+
     def clear(self) -> None:
         for cache in (self._trajectories, self._index, self._steps):
             cache.clear()

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -77,6 +78,26 @@ def warm_shard_work(pool: Executor) -> None:
 def _import_shard_work() -> None:
     for module in SHARD_WORK_MODULES:
         importlib.import_module(module)
+
+
+def ingest_then_warm(task_id: int, group: Any, out_dir: Path, rules: Any) -> Any:
+    """An ingest task (`builder.ingest_task.process_task`), then the shard-work imports and,
+    after the first task, the tables its first shard reads: the worker that ingested is ready
+    for the first shards too (`warm_shard_work` reaches only the idle one). The parent is
+    still importing its own stack meanwhile."""
+    from builder.ingest_task import process_task, task_prefix
+
+    summary = process_task(task_id, group, out_dir, rules)
+    _import_shard_work()
+    if task_id == 0:
+        from builder.runner.shard_tables import SHARD_TABLES
+
+        prefix = task_prefix(task_id)
+        trajectories = sorted((out_dir / "trajectories").glob(f"{prefix}-*.parquet"))
+        if trajectories:
+            steps = sorted((out_dir / "steps").glob(f"{prefix}-*.parquet"))
+            SHARD_TABLES.warm(trajectories[0], steps)
+    return summary
 
 
 REPORT_IMPORT_NICE = 10  # ~1/10 of a core when the run's own work wants both cores
