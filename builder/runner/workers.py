@@ -81,23 +81,32 @@ def _import_shard_work() -> None:
 
 
 def ingest_then_warm(task_id: int, group: Any, out_dir: Path, rules: Any) -> Any:
-    """An ingest task (`builder.ingest_task.process_task`), then the shard-work imports and,
-    after the first task, the tables its first shard reads: the worker that ingested is ready
-    for the first shards too (`warm_shard_work` reaches only the idle one). The parent is
-    still importing its own stack meanwhile."""
-    from builder.ingest_task import process_task, task_prefix
+    """An ingest task (`builder.ingest_task.process_task`); then, in a thread of this worker
+    while its summary goes back, the shard-work imports and, after the first task, the tables
+    its first shard reads. So the worker that ingested is ready for the first shards too
+    (`warm_shard_work` reaches only the idle one), and the ingest's end is not delayed."""
+    from builder.ingest_task import process_task
 
     summary = process_task(task_id, group, out_dir, rules)
-    _import_shard_work()
-    if task_id == 0:
-        from builder.runner.shard_tables import SHARD_TABLES
-
-        prefix = task_prefix(task_id)
-        trajectories = sorted((out_dir / "trajectories").glob(f"{prefix}-*.parquet"))
-        if trajectories:
-            steps = sorted((out_dir / "steps").glob(f"{prefix}-*.parquet"))
-            SHARD_TABLES.warm(trajectories[0], steps)
+    threading.Thread(
+        target=_warm_after_ingest, args=(task_id, out_dir), name="nap-warm", daemon=True
+    ).start()
     return summary
+
+
+def _warm_after_ingest(task_id: int, out_dir: Path) -> None:
+    from builder.ingest_task import task_prefix
+
+    _import_shard_work()
+    if task_id != 0:
+        return
+    from builder.runner.shard_tables import SHARD_TABLES
+
+    prefix = task_prefix(task_id)
+    trajectories = sorted((out_dir / "trajectories").glob(f"{prefix}-*.parquet"))
+    if trajectories:
+        steps = sorted((out_dir / "steps").glob(f"{prefix}-*.parquet"))
+        SHARD_TABLES.warm(trajectories[0], steps)
 
 
 REPORT_IMPORT_NICE = 10  # ~1/10 of a core when the run's own work wants both cores
