@@ -98,9 +98,10 @@ def exit_now(code: int) -> None:
     flushes, logging), the streams are flushed, and then the process leaves without the
     interpreter's teardown of every module and object (~60-100 ms after a run, for nothing).
     With another thread still alive, the normal exit waits for it instead."""
-    if threading.active_count() > 1:
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)  # CPython's, undocumented
+    if threading.active_count() > 1 or run_exit_handlers is None:
         sys.exit(code)
-    atexit._run_exitfuncs()
+    run_exit_handlers()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -126,8 +126,9 @@ def _import_report() -> None:
     """The report's polars (~0.4 s of CPU), loaded at a lower priority (Linux: per thread), so
     that it fills idle CPU during the run instead of slowing it; the report, at the end, finds
     it loaded."""
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), REPORT_IMPORT_NICE)
+    if sys.platform.startswith("linux"):  # elsewhere a thread id is not a PRIO_PROCESS id
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), REPORT_IMPORT_NICE)
     for module in ("builder.runner.finish", "builder.runner.report", "builder.runner.plots"):
         importlib.import_module(module)
     import polars as pl
