@@ -334,21 +334,12 @@ def _run_local(
     adapters()
     cl100k()
     with worker_pool() as pool, report_pool() as reporter:
-        overlapped: list[bool] = []
-
-        def while_ingesting() -> None:
-            overlapped.append(True)
-            warm_shard_work(pool)  # on the worker the ingest leaves idle
-            load_nap_stack()
-
-        runner = executor_tasks(pool, WORKERS, while_ingesting, task=ingest_then_warm)
-        ingest = functools.partial(run_ingest, runner=runner)
-        ensure_ingested(cfg, out_dir, ingest)
+        warm_shard_work(pool)  # queued first: the ingest then goes to the other worker
+        runner = executor_tasks(pool, WORKERS, load_nap_stack, task=ingest_then_warm)
+        ensure_ingested(cfg, out_dir, functools.partial(run_ingest, runner=runner))
         if reporter is not None:
             warm_report(reporter)
-        if not overlapped:  # the ingest was up to date
-            warm_shard_work(pool)
-        load_nap_stack()
+        load_nap_stack()  # done already unless the ingest was up to date
         discard_stale(out_dir, digest)
         from builder.runner.schedule import prefetch_shards
 

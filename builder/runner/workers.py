@@ -70,8 +70,8 @@ SHARD_WORK_MODULES = ("builder.scrub", "builder.runner.shard_io", "pyarrow.compu
 
 def warm_shard_work(pool: Executor) -> None:
     """Have a worker import what shard preparation needs (the scrubber ~75 ms, pyarrow's
-    compute functions ~45 ms): call it right after queueing the ingest, so that the worker
-    the ingest leaves idle does it, and the first shards find one worker ready."""
+    compute functions ~45 ms): call it just before queueing the ingest, so that one worker
+    does it while the other ingests, and the first shards find one worker ready."""
     pool.submit(_import_shard_work)
 
 
