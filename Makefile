@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 DEMO_OUT ?= out/demo
 TRL := trl==1.16.0
 
-.PHONY: setup test test-deps check lint types demo bench clean
+.PHONY: setup bytecode test test-deps check lint types demo bench clean
 
 setup: $(STAMP)
 
@@ -20,7 +20,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[local,dev,ray]'
 	$(BIN)/pip install --quiet --no-deps $(TRL)  # trl.data_utils needs no torch; trl's deps would pull it
 	$(BIN)/python -m builder.llm.model_files
+	$(MAKE) --no-print-directory bytecode
 	touch $(STAMP)
+
+# The project's own modules compiled ahead, as a wheel install would have them: an editable
+# install leaves them to the first import, which never writes them where
+# PYTHONDONTWRITEBYTECODE is set, and every run then compiles them again (~10-30 ms of start).
+bytecode:
+	@$(BIN)/python -m compileall -q builder schemas >/dev/null
 
 # Headless Chromium for the view test (tests/view): installed with apt-get only when it is
 # missing and we are root; elsewhere that test skips and says how to install it.
@@ -41,12 +48,12 @@ types: setup
 
 check: lint types test
 
-demo: setup
+demo: setup bytecode
 	$(BIN)/nap-builder run pipelines/demo.yaml --set output.dir=$(DEMO_OUT)
 	$(BIN)/nap-builder publish $(DEMO_OUT) --to $(DEMO_OUT)-dataset
 	$(BIN)/python -c "import datasets, sys; d = datasets.load_dataset('$(DEMO_OUT)-dataset', 'sft'); print(d)"
 
-bench: setup test-deps
+bench: setup test-deps bytecode
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_ingest.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_llm.py
 	PYTHONPATH=. $(BIN)/python benchmarks/agreement.py

@@ -17,7 +17,11 @@ aiohttp and on httpx):
 Targets: whole run <= 1.25x the floor, >= 95% of the concurrency limit in flight.
 Repeats: two runs of the same job differ by up to ~0.4 s here (a shared two-core machine), so
 the first transport is measured `--repeat` times (default 3), each time with its own floor,
-and the repeat with the median ratio is shown, with every repeat's figures beside it.
+and the repeat with the median ratio is shown, with every repeat's figures beside it. Before
+them, `--warmup` runs (default 1) of the first job are measured the same way but kept apart,
+as `cold`: the first run after the corpus is written and the server started pays for a cold
+page cache, the tokenizer's user-cache entry and the server's first connections, which is the
+machine's first run, not the run's; its figures are shown beside the others.
 Job sizes: `--copies 40,120` measures two jobs: 80 trajectories, 320 eligible steps, about
 1,600 requests (a floor of about 5.3 s at 0.2 s and 64 in flight), and 240 trajectories, 960
 steps, about 4,800 requests (a floor of about 16 s). The fixed cost of a run (Python start and
@@ -242,6 +246,7 @@ def measure(
         "peak_in_flight": served["peak_in_flight"],
         "server_span_s": round(served["span_s"], 2),
         "in_flight_deciles": served["deciles"],
+        "floor_in_flight_deciles": floor_served["deciles"],
     }
 
 
@@ -268,6 +273,7 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="measurements of the first transport (median)"
     )
+    parser.add_argument("--warmup", type=int, default=1, help="runs kept apart, as `cold`")
     args = parser.parse_args()
     work = BENCH / "run"
     shutil.rmtree(work, ignore_errors=True)
@@ -281,6 +287,10 @@ def main() -> None:
         for copies in sizes:
             corpus = replicate_samples(work / f"corpus{copies}", copies)
             job = figures[f"copies_{copies}"] = {}
+            first = args.transports.split(",")[0]
+            if copies == sizes[0] and args.warmup:
+                cold = [measure(base_url, corpus, work, args, first) for _ in range(args.warmup)]
+                job["cold"] = {key: [m[key] for m in cold] for key in HEADLINE}
             for k, transport in enumerate(args.transports.split(",")):
                 repeats = args.repeat if k == 0 else 1
                 job[transport] = repeated(
