@@ -171,6 +171,9 @@ def build_clients(
             likelihood_provider(cfg, shared),
             limits=limits_by_endpoint[(agent.provider.provider, agent.provider.base_url)],
             retry=retry,
+            budget=budget,
+            price=prices.get(agent.provider.model),
+            usage=usage,
         )
     clients = Clients(teacher, agent, usage, cache, budget, stack, batch=batch, scorer=scorer)
     clients.extra = {

@@ -8,7 +8,10 @@ and the continuation's earlier tokens (teacher forcing: one prefill, nothing dec
 The context becomes text with `builder.llm.chat_template.render` (the open assistant turn it
 ends with is where the continuation goes), for every backend, so all of them score the same
 string. `Scorer` wraps a provider with the endpoint's concurrency limits and retries; it is
-deliberately separate from `LLMClient` (no request cache: a prefill is cheap to redo).
+deliberately separate from `LLMClient` (no request cache: a prefill is cheap to redo). It
+keeps the same books as the chat client, though: a scored request reserves its worst case in
+the output folder's budget once it holds its slot and settles at the reported tokens, and its
+usage and cost go to the run's ledger (stage `likelihood`), so a budget holds in this mode too.
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from builder.errors import TransientLLMError
+from builder.llm.budget import Budget, Reservation
 from builder.llm.chat_template import render
 from builder.llm.limits import EndpointLimits, RetryPolicy
+from builder.llm.protocol import Usage
+from builder.llm.usage import ModelPrice, UsageLedger
 from schemas.trajectories import Message
 
 
@@ -50,8 +56,9 @@ class ScoreResponse:
     """Per continuation, the tokens overlapping its span with their log-probabilities."""
 
     tokens: tuple[tuple[TokenLogprob, ...], ...]
-    prompt_tokens: int = 0
+    prompt_tokens: int = 0  # over every continuation's prompt (each is context + continuation)
     latency_s: float = 0.0
+    completion_tokens: int = 0  # what the server decoded (HTTP servers: one per continuation)
 
 
 @runtime_checkable
@@ -93,7 +100,12 @@ def span_tokens(
 
 
 class Scorer:
-    """A `LikelihoodProvider` behind the endpoint's limits and retries, with simple totals."""
+    """A `LikelihoodProvider` behind the endpoint's limits, retries and budget, with totals.
+
+    `price` is the agent model's (None: free, as a local server is); `usage` the run's ledger.
+    """
+
+    CHARS_PER_TOKEN_WORST = 3  # as the chat gate's reservations
 
     def __init__(
         self,
@@ -101,22 +113,39 @@ class Scorer:
         *,
         limits: EndpointLimits | None = None,
         retry: RetryPolicy | None = None,
+        budget: Budget | None = None,
+        price: ModelPrice | None = None,
+        usage: UsageLedger | None = None,
+        stage: str = "likelihood",
     ) -> None:
         self.provider = provider
         self.limits = limits or EndpointLimits()
         self.retry = retry or RetryPolicy()
+        self.budget = budget
+        self.price = price
+        self.usage = usage or UsageLedger()
+        self.stage = stage
         self.requests = 0
         self.prompt_tokens = 0
         self.seconds = 0.0
 
     async def score(self, request: ScoreRequest) -> ScoreResponse:
         estimate = sum(len(m.content) for m in request.messages) // 4
+        worst = self._worst_case(request) if self.budget is not None else None
+        stats = self.usage.stage(self.stage)
         for attempt in range(1, self.retry.max_attempts + 1):
             await self.limits.acquire(estimate)
             started = time.perf_counter()
+            reservation: Reservation | None = None
+            billed: Usage | None = None
             try:
+                if self.budget is not None and worst is not None:
+                    reservation = self.budget.reserve(*worst)  # after the slot, as chat does
+                stats.http_requests += 1
                 response = await self.provider.score(request)
+                billed = Usage(response.prompt_tokens, response.completion_tokens)
             except TransientLLMError as exc:
+                stats.errors[exc.kind] += 1
                 if attempt == self.retry.max_attempts:
                     raise
                 delay = self.retry.delay(attempt, exc.retry_after)
@@ -124,8 +153,24 @@ class Scorer:
                 self.requests += 1
                 self.prompt_tokens += response.prompt_tokens
                 self.seconds += time.perf_counter() - started
+                cost = self.price.cost(billed) if self.price is not None else 0.0
+                parts = self.price.parts(billed) if self.price is not None else None
+                stats.add_usage(billed, cost, parts)
                 return response
             finally:
                 self.limits.release(estimate, None)
+                if reservation is not None and self.budget is not None:
+                    paid = self.price.cost(billed) if billed and self.price else 0.0
+                    self.budget.settle(reservation, billed, paid)
             await self.retry.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _worst_case(self, request: ScoreRequest) -> tuple[float, int]:
+        """(USD, tokens): every continuation is scored after the whole context, and each
+        decodes one token."""
+        context = len(prompt_text(request))
+        chars = sum(context + len(c.text) for c in request.continuations)
+        prompt = chars // self.CHARS_PER_TOKEN_WORST + 1
+        completion = len(request.continuations)
+        usd = self.price.worst_case(prompt, completion) if self.price is not None else 0.0
+        return usd, prompt + completion

@@ -123,8 +123,10 @@ class VLLMLikelihood(_HTTPLikelihood):
             if found is None:
                 raise _no_span(url)
             tokens.append(found)
-        prompt_tokens = int((data.get("usage") or {}).get("prompt_tokens") or 0)
-        return ScoreResponse(tuple(tokens), prompt_tokens, time.perf_counter() - started)
+        usage = data.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        decoded = int(usage.get("completion_tokens") or len(choices))
+        return ScoreResponse(tuple(tokens), prompt_tokens, time.perf_counter() - started, decoded)
 
 
 def _root(base_url: str) -> str:
@@ -148,11 +150,14 @@ class SGLangLikelihood(_HTTPLikelihood):
         url = f"{_root(self.base_url or '')}/generate"
         start = len(prefix) // CHARS_PER_TOKEN_BOUND
         tokens, prompt_tokens = await self._score_from(url, prefix, request, start)
+        calls = 1
         if tokens is None and start > 0:
-            tokens, prompt_tokens = await self._score_from(url, prefix, request, 0)
+            tokens, again = await self._score_from(url, prefix, request, 0)
+            prompt_tokens, calls = prompt_tokens + again, 2  # both calls are billed
         if tokens is None:
             raise _no_span(url)
-        return ScoreResponse(tokens, prompt_tokens, time.perf_counter() - started)
+        decoded = calls * len(request.continuations)  # max_new_tokens: 1 each
+        return ScoreResponse(tokens, prompt_tokens, time.perf_counter() - started, decoded)
 
     async def _score_from(
         self, url: str, prefix: str, request: ScoreRequest, start: int
@@ -168,11 +173,10 @@ class SGLangLikelihood(_HTTPLikelihood):
         items = data if isinstance(data, list) else [data]
         if len(items) != len(request.continuations):
             raise _no_span(url)
+        metas = [item.get("meta_info") or {} for item in items]
+        prompt_tokens = sum(int(meta.get("prompt_tokens") or 0) for meta in metas)  # all billed
         tokens = []
-        prompt_tokens = 0
-        for item, continuation in zip(items, request.continuations, strict=True):
-            meta = item.get("meta_info") or {}
-            prompt_tokens += int(meta.get("prompt_tokens") or 0)
+        for meta, continuation in zip(metas, request.continuations, strict=True):
             pieces = [(str(e[2] or ""), e[0]) for e in meta.get("input_token_logprobs") or []]
             found = span_tokens(pieces, continuation)
             if found is None:

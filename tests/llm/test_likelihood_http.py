@@ -6,10 +6,14 @@ import asyncio
 
 import pytest
 
-from builder.errors import PermanentLLMError
+from builder.errors import BudgetExceededError, PermanentLLMError
 from builder.llm import likelihood_http
-from builder.llm.likelihood import Continuation, ScoreRequest, ScoreResponse
+from builder.llm.budget import Budget
+from builder.llm.likelihood import Continuation, Scorer, ScoreRequest, ScoreResponse
 from builder.llm.likelihood_http import SGLangLikelihood, VLLMLikelihood
+from builder.llm.limits import EndpointLimits
+from builder.llm.protocol import Usage
+from builder.llm.usage import ModelPrice, UsageLedger
 from schemas.trajectories import Message
 from tests.llm.servers import FakeAPIServer
 from tests.runner.logprob_server import KEPT_LOGPROB, LOST_LOGPROB, LogprobServer
@@ -57,8 +61,13 @@ def test_sglang_repeats_from_token_zero_when_the_tail_misses_the_action(
         provider = SGLangLikelihood("m", base_url=server.base_url)
         response = asyncio.run(provider.score(request("a.py")))
         starts = [b["logprob_start_len"] for b in server.requests]
+        monkeypatch.undo()
+        once = asyncio.run(SGLangLikelihood("m", base_url=server.base_url).score(request("a.py")))
     assert starts[0] > 0 and starts[-1] == 0 and len(starts) == 2
     assert "".join(t.text for t in response.tokens[0]) == ACTION
+    # both calls are billed, so both are counted
+    assert once.completion_tokens == 2
+    assert (response.prompt_tokens, response.completion_tokens) == (2 * once.prompt_tokens, 4)
 
 
 @pytest.mark.parametrize("kind", [VLLMLikelihood, SGLangLikelihood])
@@ -67,3 +76,46 @@ def test_a_server_without_prompt_logprobs_is_a_clear_permanent_error(kind: type)
         provider = kind("m", base_url=server.base_url)
         with pytest.raises(PermanentLLMError, match=r"gate\.likelihood_api"):
             asyncio.run(provider.score(request("a.py")))
+
+
+@pytest.mark.parametrize("kind", [VLLMLikelihood, SGLangLikelihood])
+def test_scored_requests_keep_the_budget_and_the_books(kind: type) -> None:
+    """Likelihood requests are paid like chat ones on a priced endpoint: each reserves its
+    worst case once it holds a slot, settles at the server's token counts, and is booked in
+    the run's usage; once the next one could pass the limit, none is sent."""
+    price = ModelPrice(input=2000.0, output=4000.0)  # USD per million tokens
+    budget = Budget(max_usd=0.5)
+    usage = UsageLedger()
+    observations = [f"file{i:02d}.py\n" * 4 for i in range(40)]
+    with LogprobServer() as server:
+        provider = kind("m", base_url=server.base_url)
+        scorer = Scorer(
+            provider,
+            limits=EndpointLimits(max_in_flight=2),
+            budget=budget,
+            price=price,
+            usage=usage,
+        )
+
+        async def every() -> list[object]:
+            jobs = [scorer.score(request(o)) for o in observations]
+            results = await asyncio.gather(*jobs, return_exceptions=True)
+            await provider.aclose()
+            return results
+
+        results = asyncio.run(every())
+        scored_calls = [b for b in server.requests if "prompt" in b or "text" in b]
+    refused = [r for r in results if isinstance(r, BudgetExceededError)]
+    answered = [r for r in results if isinstance(r, ScoreResponse)]
+    assert refused and answered and len(refused) + len(answered) == len(observations)
+    booked = usage.stages["likelihood"]
+    assert booked.requests == len(answered) == scorer.requests
+    assert booked.prompt_tokens == sum(r.prompt_tokens for r in answered) > 0
+    assert booked.completion_tokens == 2 * len(answered)  # one decoded token per continuation
+    expected = price.cost(Usage(booked.prompt_tokens, booked.completion_tokens))
+    assert booked.cost_usd == pytest.approx(expected) == pytest.approx(budget.spent_usd)
+    assert budget.spent_usd <= 0.5 and budget.reserved_usd == 0.0
+    assert budget.peak_reserved_usd <= 2 * budget.largest_reservation_usd + 1e-12
+    if kind is VLLMLikelihood:  # /tokenize calls are free: only /completions is scored
+        scored_calls = [b for b in scored_calls if "prompt_logprobs" in b]
+    assert len(scored_calls) == len(answered)  # a refused request sent nothing

@@ -19,9 +19,16 @@ CLI = [sys.executable, "-m", "builder.cli", "run"]
 ROWS = ["trajectory_id", "step_index", "candidate_index", "rank", "target", "length_reward"]
 
 
-def _run(corpus: Path, server: LogprobServer, out: Path, **extra: Any) -> dict[str, Any]:
+def _run(
+    corpus: Path, server: LogprobServer, out: Path, command: str = "run", **extra: Any
+) -> dict[str, Any]:
     config = out.with_suffix(".yaml")
     config.write_text(run_config(corpus, server.base_url, out, **extra))
+    if command == "plan":
+        argv = [sys.executable, "-m", "builder.cli", "plan", str(config), "--json"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return json.loads(done.stdout)
     done = subprocess.run([*CLI, str(config)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads((out / "report.json").read_text())
@@ -32,13 +39,13 @@ def test_likelihood_selects_the_rows_generate_selects(tmp_path: Path, api: str) 
     corpus = replicate_samples(tmp_path / "corpus", 1)
     with LogprobServer() as server:
         _run(corpus, server, tmp_path / "generate")
+        likely: dict[str, Any] = {
+            "gate": {"mode": "likelihood", "likelihood_api": api},
+            "prices": {"fake-agent": {"input": 3.0, "output": 15.0}},
+        }
+        plan = _run(corpus, server, tmp_path / "likelihood", "plan", **likely)
         before = len(server.requests)
-        report = _run(
-            corpus,
-            server,
-            tmp_path / "likelihood",
-            gate={"mode": "likelihood", "likelihood_api": api},
-        )
+        report = _run(corpus, server, tmp_path / "likelihood", **likely)
         scoring = [
             b for b in server.requests[before:] if "prompt_logprobs" in b or "return_logprob" in b
         ]
@@ -65,8 +72,18 @@ def test_likelihood_selects_the_rows_generate_selects(tmp_path: Path, api: str) 
     assert verdicts["likelihood"] == verdicts["generate"]
     assert report["gate"]["mode"] == "likelihood" and report["gate"]["likelihood_score"] == "mean"
     assert report["control"]["pass_rate"] == 1.0
+    # scored requests are paid and booked like chat ones, and `plan` expects them
+    booked = report["usage"]["stages"]["likelihood"]
+    assert booked["requests"] == booked["http_requests"] > 0 and booked["prompt_tokens"] > 0
+    expected = (3.0 * booked["prompt_tokens"] + 15.0 * booked["completion_tokens"]) / 1e6
+    assert booked["cost_usd"] == pytest.approx(expected)
+    total = sum(stage["cost_usd"] for stage in report["usage"]["stages"].values())
+    assert report["budget"]["spent_usd"] == pytest.approx(total)
+    assert "judgements" not in plan["stages"]
+    assert plan["stages"]["likelihood"]["requests"] == pytest.approx(booked["requests"], rel=0.15)
     if api == "vllm":  # token ids from the server's own chat template (/tokenize)
         assert all(isinstance(b["prompt"][0], list) for b in scoring)
+        assert booked["requests"] == len(scoring)
         assert any("messages" in b for b in server.requests[before:])
     if api == "sglang":
         assert all(b["logprob_start_len"] >= 0 for b in scoring)
