@@ -355,6 +355,8 @@ def _run_local(
             usage_file = out_dir / "_state" / "usage" / f"{time.time_ns()}.json"
             write_json_atomic(usage_file, clients.usage.as_dict())
         result.stage_seconds["nap"] = time.perf_counter() - nap_started
+        # the shard workers have nothing left to do: they exit while the report is written
+        pool.shutdown(wait=False)
         from builder.runner.finish import finish_report
 
         if reporter is None:
