@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from builder.gate import aggregate, likelihood_delta, likelihood_similarity, passes
 from builder.llm.likelihood import Continuation, Scorer, ScoreRequest, TokenLogprob
-from builder.nap import NapSettings, StepJob, judge_waves
+from builder.nap_judging import judge_waves
+from builder.nap_types import NapSettings, StepJob
 from builder.replay import agent_context, context_end, tools_of
 from schemas.candidates import CandidateRecord
 from schemas.judgements import JudgementRecord

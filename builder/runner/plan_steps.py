@@ -15,7 +15,7 @@ from builder.config import PipelineConfig
 from builder.control import REUSED
 from builder.llm.cache import request_key
 from builder.llm.protocol import ChatRequest
-from builder.nap import NapSettings, StepJob, _agent_request, compressor_prompt
+from builder.nap import NapSettings, StepJob, agent_request, compressor_prompt
 from builder.runner.run import nap_settings
 from builder.teacher.prompt import teacher_request
 from builder.tokens import count_tokens
@@ -142,7 +142,7 @@ def step_estimates(
         seed=settings.seed,
         structured=settings.teacher_structured,
     )
-    reference = _agent_request(
+    reference = agent_request(
         job,
         None,
         n=settings.reference_samples,
