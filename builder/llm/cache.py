@@ -9,7 +9,6 @@ of credentials or headers, and nothing about auth reaches this module.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -23,6 +22,7 @@ from typing import Any
 from builder.llm.endpoints import LOOPBACK, endpoint_identity
 from builder.llm.fragments import FragmentMemo, dumps, splice
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse, Completion, Usage
+from schemas.common import to_row
 from schemas.trajectories import Message, ToolCall
 
 log = logging.getLogger(__name__)
@@ -72,26 +72,27 @@ def key_for(provider: ChatProvider, request: ChatRequest) -> str:
 
 def _plain(value: Any) -> Any:
     if isinstance(value, list):
-        return [dataclasses.asdict(v) if isinstance(v, ToolCall) else v for v in value]
+        return [to_row(v) if isinstance(v, ToolCall) else v for v in value]
     return value
 
 
 def encode_response(response: ChatResponse) -> str:
-    """The stored payload: completions, usage, model, latency. Nothing else."""
+    """The stored payload: completions, usage, model, latency. Nothing else. (Flat records
+    as plain dicts: `dataclasses.asdict` deep-copies, and this runs for every answer.)"""
     payload = {
         "completions": [
             {
                 "text": c.text,
-                "tool_calls": [dataclasses.asdict(t) for t in c.tool_calls],
+                "tool_calls": [to_row(t) for t in c.tool_calls],
                 "finish_reason": c.finish_reason,
             }
             for c in response.completions
         ],
-        "usage": dataclasses.asdict(response.usage),
+        "usage": to_row(response.usage),
         "model": response.model,
         "latency_s": response.latency_s,
     }
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return dumps(payload)
 
 
 def decode_response(text: str) -> ChatResponse:
