@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from builder.aio import gather_settled
 from builder.llm.likelihood import Scorer
+from builder.llm.protocol import ChatRequest
 from builder.nap_agent import agent_request, references_for, sample_actions
 from builder.nap_judging import control_for, generate_verdict, judge, judge_waves
 from builder.nap_likelihood import likelihood_judge
@@ -37,6 +38,7 @@ __all__ = [
     "process_step",
     "references_for",
     "sample_actions",
+    "step_teacher_request",
     "teacher_candidates",
 ]
 
@@ -57,21 +59,26 @@ def compressor_prompt(job: StepJob) -> tuple[str, str]:
     )
 
 
+def step_teacher_request(job: StepJob, settings: NapSettings) -> ChatRequest:
+    """The teacher request of a step (`plan` builds the very same one to count and dedup)."""
+    system, user = compressor_prompt(job)
+    return teacher_request(
+        system,
+        user,
+        n=settings.teacher_samples,
+        temperature=settings.teacher_temperature,
+        max_tokens=settings.teacher_max_tokens,
+        seed=settings.seed,
+        structured=settings.teacher_structured,
+    )
+
+
 async def teacher_candidates(
     job: StepJob, teacher: Completer, settings: NapSettings
 ) -> list[CandidateRecord]:
-    system, user = compressor_prompt(job)
     replies: list[str] = []
     if settings.teacher_samples > 0:
-        request = teacher_request(
-            system,
-            user,
-            n=settings.teacher_samples,
-            temperature=settings.teacher_temperature,
-            max_tokens=settings.teacher_max_tokens,
-            seed=settings.seed,
-            structured=settings.teacher_structured,
-        )
+        request = step_teacher_request(job, settings)
         response = await teacher.complete(request, stage="teacher")
         replies = [c.text for c in response.completions]
     return build_candidates(

@@ -15,9 +15,8 @@ from builder.config import PipelineConfig
 from builder.control import REUSED
 from builder.llm.cache import request_key
 from builder.llm.protocol import ChatRequest
-from builder.nap import NapSettings, StepJob, agent_request, compressor_prompt
+from builder.nap import NapSettings, StepJob, agent_request, step_teacher_request
 from builder.runner.run import nap_settings
-from builder.teacher.prompt import teacher_request
 from builder.tokens import count_tokens
 from schemas.trajectories import Message
 
@@ -132,16 +131,7 @@ def step_estimates(
     settings = nap_settings(cfg)
     out: dict[str, StageEstimate] = {}
     teacher_n = settings.teacher_samples
-    system, user = compressor_prompt(job)
-    request = teacher_request(
-        system,
-        user,
-        n=teacher_n,
-        temperature=settings.teacher_temperature,
-        max_tokens=settings.teacher_max_tokens,
-        seed=settings.seed,
-        structured=settings.teacher_structured,
-    )
+    request = step_teacher_request(job, settings)
     reference = agent_request(
         job,
         None,
