@@ -59,6 +59,7 @@ class ScoreResponse:
     prompt_tokens: int = 0  # over every continuation's prompt (each is context + continuation)
     latency_s: float = 0.0
     completion_tokens: int = 0  # what the server decoded (HTTP servers: one per continuation)
+    http_requests: int = 1  # what the server saw (vLLM: its /tokenize calls too)
 
 
 @runtime_checkable
@@ -68,6 +69,12 @@ class LikelihoodProvider(Protocol):
     base_url: str | None
 
     async def score(self, request: ScoreRequest) -> ScoreResponse: ...
+
+
+def expected_http_requests(provider: LikelihoodProvider, request: ScoreRequest) -> int:
+    """The HTTP requests `provider` sends for `request` (its `http_requests_for`, else one)."""
+    count = getattr(provider, "http_requests_for", None)
+    return int(count(request)) if callable(count) else 1
 
 
 def prompt_text(request: ScoreRequest) -> str:
@@ -130,26 +137,33 @@ class Scorer:
         self.seconds = 0.0
 
     async def score(self, request: ScoreRequest) -> ScoreResponse:
-        estimate = sum(len(m.content) for m in request.messages) // 4
-        worst = self._worst_case(request) if self.budget is not None else None
+        """Limits count what the server sees: the request's HTTP calls (one slot, as they go
+        one after another) and the tokens of every continuation's prompt."""
+        chars = self._prompt_chars(request)
+        estimate = chars // 4 + len(request.continuations)
+        calls = expected_http_requests(self.provider, request)
+        worst = self._worst_case(chars, len(request.continuations))
         stats = self.usage.stage(self.stage)
         for attempt in range(1, self.retry.max_attempts + 1):
-            await self.limits.acquire(estimate)
+            await self.limits.acquire(estimate, requests=calls)
             started = time.perf_counter()
             reservation: Reservation | None = None
             billed: Usage | None = None
             try:
-                if self.budget is not None and worst is not None:
+                if self.budget is not None:
                     reservation = self.budget.reserve(*worst)  # after the slot, as chat does
-                stats.http_requests += 1
                 response = await self.provider.score(request)
                 billed = Usage(response.prompt_tokens, response.completion_tokens)
             except TransientLLMError as exc:
+                stats.http_requests += 1  # at least the failing call was seen
                 stats.errors[exc.kind] += 1
                 if attempt == self.retry.max_attempts:
                     raise
                 delay = self.retry.delay(attempt, exc.retry_after)
             else:
+                stats.http_requests += response.http_requests
+                if response.http_requests > calls and self.limits.requests is not None:
+                    self.limits.requests.adjust(response.http_requests - calls)  # a retry
                 self.requests += 1
                 self.prompt_tokens += response.prompt_tokens
                 self.seconds += time.perf_counter() - started
@@ -158,19 +172,25 @@ class Scorer:
                 stats.add_usage(billed, cost, parts)
                 return response
             finally:
-                self.limits.release(estimate, None)
+                self.limits.release(
+                    estimate, billed.prompt_tokens + billed.completion_tokens if billed else None
+                )
                 if reservation is not None and self.budget is not None:
                     paid = self.price.cost(billed) if billed and self.price else 0.0
                     self.budget.settle(reservation, billed, paid)
             await self.retry.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _worst_case(self, request: ScoreRequest) -> tuple[float, int]:
-        """(USD, tokens): every continuation is scored after the whole context, and each
-        decodes one token."""
+    @staticmethod
+    def _prompt_chars(request: ScoreRequest) -> int:
+        """Characters scored: every continuation after the whole rendered context."""
         context = len(prompt_text(request))
-        chars = sum(context + len(c.text) for c in request.continuations)
+        return sum(context + len(c.text) for c in request.continuations)
+
+    def _worst_case(self, chars: int, replies: int) -> tuple[float, int]:
+        """(USD, tokens) at most, for `chars` scored characters and `replies` continuations,
+        each of which decodes one token."""
         prompt = chars // self.CHARS_PER_TOKEN_WORST + 1
-        completion = len(request.continuations)
+        completion = replies
         usd = self.price.worst_case(prompt, completion) if self.price is not None else 0.0
         return usd, prompt + completion

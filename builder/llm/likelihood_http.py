@@ -88,6 +88,11 @@ class VLLMLikelihood(_HTTPLikelihood):
     last entries of `prompt_logprobs`. So the model sees exactly the prompt it generates from.
     """
 
+    @staticmethod
+    def http_requests_for(request: ScoreRequest) -> int:
+        """/tokenize for the context and for each continuation, then /v1/completions."""
+        return len(request.continuations) + 2
+
     async def score(self, request: ScoreRequest) -> ScoreResponse:
         started = time.perf_counter()
         root = _root(self.base_url or "")
@@ -126,7 +131,9 @@ class VLLMLikelihood(_HTTPLikelihood):
         usage = data.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens") or 0)
         decoded = int(usage.get("completion_tokens") or len(choices))
-        return ScoreResponse(tuple(tokens), prompt_tokens, time.perf_counter() - started, decoded)
+        seconds = time.perf_counter() - started
+        calls = self.http_requests_for(request)
+        return ScoreResponse(tuple(tokens), prompt_tokens, seconds, decoded, calls)
 
 
 def _root(base_url: str) -> str:
@@ -157,7 +164,8 @@ class SGLangLikelihood(_HTTPLikelihood):
         if tokens is None:
             raise _no_span(url)
         decoded = calls * len(request.continuations)  # max_new_tokens: 1 each
-        return ScoreResponse(tokens, prompt_tokens, time.perf_counter() - started, decoded)
+        seconds = time.perf_counter() - started
+        return ScoreResponse(tokens, prompt_tokens, seconds, decoded, calls)
 
     async def _score_from(
         self, url: str, prefix: str, request: ScoreRequest, start: int

@@ -95,13 +95,13 @@ class EndpointLimits:
             return None
         return RateLimiter(per_minute, burst=burst, clock=self.clock, sleep=self.sleep)
 
-    async def acquire(self, estimated_tokens: int, priority: int = 0) -> None:
+    async def acquire(self, estimated_tokens: int, priority: int = 0, requests: int = 1) -> None:
         """Wait for a slot (lower `priority` first), then for the request and token budgets
-        of the rate limits."""
+        of the rate limits (`requests`: HTTP requests the holder sends one after another)."""
         await self._slots.acquire(priority)
         try:
             if self.requests is not None:
-                await self.requests.acquire(1)
+                await self.requests.acquire(requests)
             if self.tokens is not None:
                 await self.tokens.acquire(estimated_tokens)
         except BaseException:

@@ -169,7 +169,8 @@ def step_estimates(
     unique = teacher_n * a.unique_valid + len(cfg.teacher.rules)
     judged = expected_judged(unique, a.pass_rate, settings.max_per_step, settings.exhaustive)
     if cfg.gate.mode == "likelihood":
-        _likelihood_estimate(out, tokens, observation, judged, settings, a)
+        vllm = cfg.agent.provider != "local" and cfg.gate.likelihood_api == "vllm"
+        _likelihood_estimate(out, tokens, observation, judged, settings, a, vllm)
         return _expect_completions(out, a)
     j = out.setdefault("judgements", StageEstimate())
     j.requests += judged
@@ -215,16 +216,18 @@ def _likelihood_estimate(
     judged: float,
     settings: NapSettings,
     a: PlanAssumptions,
+    vllm: bool,
 ) -> None:
     """Likelihood judging (`builder.nap_likelihood`): one scoring of the raw context, then one
     per judged candidate; each scores every reference reply after the whole context and
-    decodes one token per reply. Replies are assumed distinct: identical ones are scored
-    once, so the real prompt tokens can be lower (half, when both samples agree)."""
+    decodes one token per reply (on vLLM, after a /tokenize call for the context and one per
+    reply). Replies are assumed distinct: identical ones are scored once, so the real prompt
+    tokens and calls can be lower (half the tokens, when both samples agree)."""
     replies = settings.reference_samples if settings.reference_mode == "sampled" else 1
     reply = settings.agent_max_tokens * a.completion_fraction
     s = out.setdefault("likelihood", StageEstimate())
     s.requests += judged + 1
-    s.http_requests += judged + 1
+    s.http_requests += (judged + 1) * (replies + 2 if vllm else 1)
     judge_prompt = tokens - observation + observation * a.compression
     s.prompt_tokens += replies * ((tokens + reply) + (judge_prompt + reply) * judged)
     s.completion_tokens_max += replies * (judged + 1)

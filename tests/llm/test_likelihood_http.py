@@ -11,7 +11,7 @@ from builder.llm import likelihood_http
 from builder.llm.budget import Budget
 from builder.llm.likelihood import Continuation, Scorer, ScoreRequest, ScoreResponse
 from builder.llm.likelihood_http import SGLangLikelihood, VLLMLikelihood
-from builder.llm.limits import EndpointLimits
+from builder.llm.limits import EndpointLimits, RateLimiter
 from builder.llm.protocol import Usage
 from builder.llm.usage import ModelPrice, UsageLedger
 from schemas.trajectories import Message
@@ -79,19 +79,32 @@ def test_a_server_without_prompt_logprobs_is_a_clear_permanent_error(kind: type)
 
 
 @pytest.mark.parametrize("kind", [VLLMLikelihood, SGLangLikelihood])
-def test_scored_requests_keep_the_budget_and_the_books(kind: type) -> None:
+def test_scored_requests_keep_the_budget_the_limits_and_the_books(
+    kind: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Likelihood requests are paid like chat ones on a priced endpoint: each reserves its
     worst case once it holds a slot, settles at the server's token counts, and is booked in
-    the run's usage; once the next one could pass the limit, none is sent."""
+    the run's usage; once the next one could pass the limit, none is sent. The RPM limiter
+    counts every HTTP request the server sees (vLLM's /tokenize calls too)."""
     price = ModelPrice(input=2000.0, output=4000.0)  # USD per million tokens
     budget = Budget(max_usd=0.5)
     usage = UsageLedger()
+    limits = EndpointLimits(max_in_flight=2, rpm=10_000)
+    drawn: list[float] = []
+    real_acquire = RateLimiter.acquire
+
+    async def counted(self: RateLimiter, amount: float = 1.0) -> None:
+        if self is limits.requests:
+            drawn.append(amount)
+        await real_acquire(self, amount)
+
+    monkeypatch.setattr(RateLimiter, "acquire", counted)
     observations = [f"file{i:02d}.py\n" * 4 for i in range(40)]
     with LogprobServer() as server:
         provider = kind("m", base_url=server.base_url)
         scorer = Scorer(
             provider,
-            limits=EndpointLimits(max_in_flight=2),
+            limits=limits,
             budget=budget,
             price=price,
             usage=usage,
@@ -104,7 +117,8 @@ def test_scored_requests_keep_the_budget_and_the_books(kind: type) -> None:
             return results
 
         results = asyncio.run(every())
-        scored_calls = [b for b in server.requests if "prompt" in b or "text" in b]
+        seen = list(server.requests)
+        scored_calls = [b for b in seen if "prompt" in b or "text" in b]
     refused = [r for r in results if isinstance(r, BudgetExceededError)]
     answered = [r for r in results if isinstance(r, ScoreResponse)]
     assert refused and answered and len(refused) + len(answered) == len(observations)
@@ -119,3 +133,7 @@ def test_scored_requests_keep_the_budget_and_the_books(kind: type) -> None:
     if kind is VLLMLikelihood:  # /tokenize calls are free: only /completions is scored
         scored_calls = [b for b in scored_calls if "prompt_logprobs" in b]
     assert len(scored_calls) == len(answered)  # a refused request sent nothing
+    per_request = 2 + 2 if kind is VLLMLikelihood else 1  # two continuations in `request`
+    assert booked.http_requests == len(seen) == per_request * len(answered)
+    # a refused request drew its calls from the limiter before the budget refused it
+    assert sum(drawn) == len(seen) + per_request * len(refused)

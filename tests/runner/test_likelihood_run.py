@@ -74,17 +74,24 @@ def test_likelihood_selects_the_rows_generate_selects(tmp_path: Path, api: str) 
     assert report["control"]["pass_rate"] == 1.0
     # scored requests are paid and booked like chat ones, and `plan` expects them
     booked = report["usage"]["stages"]["likelihood"]
-    assert booked["requests"] == booked["http_requests"] > 0 and booked["prompt_tokens"] > 0
+    assert booked["requests"] > 0 and booked["prompt_tokens"] > 0
     expected = (3.0 * booked["prompt_tokens"] + 15.0 * booked["completion_tokens"]) / 1e6
     assert booked["cost_usd"] == pytest.approx(expected)
     total = sum(stage["cost_usd"] for stage in report["usage"]["stages"].values())
     assert report["budget"]["spent_usd"] == pytest.approx(total)
     assert "judgements" not in plan["stages"]
-    assert plan["stages"]["likelihood"]["requests"] == pytest.approx(booked["requests"], rel=0.15)
+    planned = plan["stages"]["likelihood"]
+    assert planned["requests"] == pytest.approx(booked["requests"], rel=0.15)
+    calls = 2 + 2 if api == "vllm" else 1  # vLLM: /tokenize of the context and of 2 replies
+    assert planned["http_requests"] == pytest.approx(calls * planned["requests"])
     if api == "vllm":  # token ids from the server's own chat template (/tokenize)
         assert all(isinstance(b["prompt"][0], list) for b in scoring)
         assert booked["requests"] == len(scoring)
+        tokenized = [b for b in server.requests[before:] if "add_generation_prompt" in b]
+        tokenized += [b for b in server.requests[before:] if "add_special_tokens" in b]
+        assert booked["http_requests"] == len(scoring) + len(tokenized)  # what the server saw
         assert any("messages" in b for b in server.requests[before:])
     if api == "sglang":
+        assert booked["http_requests"] == len(scoring)
         assert all(b["logprob_start_len"] >= 0 for b in scoring)
         assert any(b["logprob_start_len"] > 0 for b in scoring)  # only the tail is returned
