@@ -16,7 +16,6 @@ usage and cost go to the run's ledger (stage `likelihood`), so a budget holds in
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -107,7 +106,8 @@ def span_tokens(
 
 
 class Scorer:
-    """A `LikelihoodProvider` behind the endpoint's limits, retries and budget, with totals.
+    """A `LikelihoodProvider` behind the endpoint's limits, retries and budget; its totals are
+    the usage ledger's stage.
 
     `price` is the agent model's (None: free, as a local server is); `usage` the run's ledger.
     """
@@ -132,9 +132,11 @@ class Scorer:
         self.price = price
         self.usage = usage or UsageLedger()
         self.stage = stage
-        self.requests = 0
-        self.prompt_tokens = 0
-        self.seconds = 0.0
+
+    @property
+    def requests(self) -> int:
+        """Scoring requests answered (the ledger's count for this stage)."""
+        return self.usage.stage(self.stage).requests
 
     async def score(self, request: ScoreRequest) -> ScoreResponse:
         """Limits count what the server sees: the request's HTTP calls (one slot, as they go
@@ -146,14 +148,15 @@ class Scorer:
         stats = self.usage.stage(self.stage)
         for attempt in range(1, self.retry.max_attempts + 1):
             await self.limits.acquire(estimate, requests=calls)
-            started = time.perf_counter()
             reservation: Reservation | None = None
             billed: Usage | None = None
+            cost = 0.0
             try:
                 if self.budget is not None:
                     reservation = self.budget.reserve(*worst)  # after the slot, as chat does
                 response = await self.provider.score(request)
                 billed = Usage(response.prompt_tokens, response.completion_tokens)
+                cost = self.price.cost(billed) if self.price is not None else 0.0
             except TransientLLMError as exc:
                 stats.http_requests += 1  # at least the failing call was seen
                 stats.errors[exc.kind] += 1
@@ -164,10 +167,6 @@ class Scorer:
                 stats.http_requests += response.http_requests
                 if response.http_requests > calls and self.limits.requests is not None:
                     self.limits.requests.adjust(response.http_requests - calls)  # a retry
-                self.requests += 1
-                self.prompt_tokens += response.prompt_tokens
-                self.seconds += time.perf_counter() - started
-                cost = self.price.cost(billed) if self.price is not None else 0.0
                 parts = self.price.parts(billed) if self.price is not None else None
                 stats.add_usage(billed, cost, parts)
                 return response
@@ -176,8 +175,7 @@ class Scorer:
                     estimate, billed.prompt_tokens + billed.completion_tokens if billed else None
                 )
                 if reservation is not None and self.budget is not None:
-                    paid = self.price.cost(billed) if billed and self.price else 0.0
-                    self.budget.settle(reservation, billed, paid)
+                    self.budget.settle(reservation, billed, cost)
             await self.retry.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 

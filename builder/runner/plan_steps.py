@@ -168,14 +168,15 @@ def step_estimates(
         agent_sends += samples
     unique = teacher_n * a.unique_valid + len(cfg.teacher.rules)
     judged = expected_judged(unique, a.pass_rate, settings.max_per_step, settings.exhaustive)
+    judge_prompt = tokens - observation + observation * a.compression
     if cfg.gate.mode == "likelihood":
+        _expect_completions(out, a)
         vllm = cfg.agent.provider != "local" and cfg.gate.likelihood_api == "vllm"
-        _likelihood_estimate(out, tokens, observation, judged, settings, a, vllm)
-        return _expect_completions(out, a)
+        _likelihood_estimate(out, tokens, judge_prompt, judged, settings, a, vllm)
+        return out
     j = out.setdefault("judgements", StageEstimate())
     j.requests += judged
     j.http_requests += judged
-    judge_prompt = tokens - observation + observation * a.compression
     j.prompt_tokens += judge_prompt * judged
     j.completion_tokens_max += judged * settings.agent_max_tokens
     if settings.control_mode != REUSED:  # the raw observation judged as the control
@@ -201,18 +202,15 @@ def step_estimates(
 def _expect_completions(
     out: dict[str, StageEstimate], a: PlanAssumptions
 ) -> dict[str, StageEstimate]:
-    for name, stage in out.items():
-        exact = name == "likelihood"  # exactly one decoded token per scored reply
-        stage.completion_tokens = stage.completion_tokens_max * (
-            1 if exact else a.completion_fraction
-        )
+    for stage in out.values():
+        stage.completion_tokens = stage.completion_tokens_max * a.completion_fraction
     return out
 
 
 def _likelihood_estimate(
     out: dict[str, StageEstimate],
     tokens: int,
-    observation: int,
+    judge_prompt: float,
     judged: float,
     settings: NapSettings,
     a: PlanAssumptions,
@@ -228,6 +226,6 @@ def _likelihood_estimate(
     s = out.setdefault("likelihood", StageEstimate())
     s.requests += judged + 1
     s.http_requests += (judged + 1) * (replies + 2 if vllm else 1)
-    judge_prompt = tokens - observation + observation * a.compression
     s.prompt_tokens += replies * ((tokens + reply) + (judge_prompt + reply) * judged)
     s.completion_tokens_max += replies * (judged + 1)
+    s.completion_tokens = s.completion_tokens_max  # exactly one decoded token per reply

@@ -37,7 +37,6 @@ SCHEMAS: dict[str, pa.Schema] = {
     "preferences": PREFERENCE_SCHEMA,
 }
 STEP_KEY = ["trajectory_id", "step_index"]
-_KEY = tuple(STEP_KEY)
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
     "trajectories": ("trajectory_id",),
     "quarantine": ("error_kind",),
@@ -55,7 +54,7 @@ REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
         *STEP_KEY, "candidate_index", "is_fallback", "rank", "raw_tokens", "rendered_tokens",
         "raw_chars", "rendered_chars",
     ),
-    "preferences": _KEY,
+    "preferences": (*STEP_KEY,),
 }  # fmt: skip
 
 _loaded: contextvars.ContextVar[tuple[Path, dict[str, pl.LazyFrame]] | None] = (
