@@ -66,7 +66,7 @@ from builder.llm.client import LLMClient  # noqa: E402
 from builder.llm.limits import EndpointLimits  # noqa: E402
 from builder.llm.openai_provider import OpenAIProvider  # noqa: E402
 from builder.nap import StepJob, process_step  # noqa: E402
-from builder.runner.run import nap_settings  # noqa: E402
+from builder.runner.nap_config import nap_settings  # noqa: E402
 from builder.runner.shards import load_shard, plan_shards  # noqa: E402
 from tests.runner.nap_server import replicate_samples, run_config  # noqa: E402
 

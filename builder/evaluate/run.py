@@ -24,7 +24,8 @@ from builder.evaluate.report import write_outputs
 from builder.evaluate.split import split_trajectories
 from builder.llm.factory import Clients, build_clients
 from builder.nap import NapSettings, Similarity, StepJob, references_for
-from builder.runner.run import ensure_ingested, ingest_key, ingest_marker, nap_settings
+from builder.runner.ingest_state import ensure_ingested, ingest_key, ingest_marker
+from builder.runner.nap_config import nap_settings
 from builder.runner.shard_work import ScrubSettings, prepare_shard
 from builder.runner.shards import ShardPlan, plan_shards, read_json
 from schemas.eval_steps import EvalStepRecord

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from builder.errors import InputError, RecordError
@@ -24,14 +23,11 @@ from builder.formats.base import (
     BaseAdapter,
     LoadResult,
     Source,
-    as_count,
-    canonical_json,
-    content_text,
     quarantine,
     trajectory_id,
 )
-from builder.formats.reconstruct import Transcript
-from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, ToolCall, TrajectoryRecord
+from builder.formats.claude_code_messages import Assembler, Record, tool_results
+from schemas.trajectories import FIDELITY_RECONSTRUCTED, TrajectoryRecord
 
 NAME = "claude-code"
 CHAT_TYPES = ("user", "assistant")  # a tuple: `x in` must not hash a hostile value
@@ -39,8 +35,6 @@ CHAT_TYPES = ("user", "assistant")  # a tuple: `x in` must not hash a hostile va
 # lines, then `file-history-snapshot`s) and gives up after this many other records.
 _DETECT_LINES = 30
 _DETECT_MAX_LINES = 20_000
-
-Record = dict[str, Any]
 
 
 def _is_chat_record(value: Any) -> bool:
@@ -90,146 +84,11 @@ def _order(group: list[Record], by_uuid: dict[str, Record]) -> tuple[list[Record
     position = {r["uuid"]: i for i, r in enumerate(ordered)}
     extras = [
         r for r in group
-        if r["uuid"] not in seen and _tool_results(r) and r.get("parentUuid") in position
+        if r["uuid"] not in seen and tool_results(r) and r.get("parentUuid") in position
     ]  # fmt: skip
     for record in sorted(extras, key=lambda r: position[r["parentUuid"]], reverse=True):
         ordered.insert(position[record["parentUuid"]] + 1, record)
     return ordered, len(group) - len(ordered)
-
-
-def _is_local(text: str) -> bool:
-    """Slash commands and their local output are typed in the CLI, not a task for the model."""
-    return text.lstrip().startswith(("<command-", "<local-command-"))
-
-
-def _parts(record: Record) -> list[Any]:
-    content = record["message"].get("content")
-    if isinstance(content, list):
-        return content
-    return [] if content is None else [content]
-
-
-def _tool_results(record: Record) -> list[dict[str, Any]]:
-    if record.get("type") != "user":
-        return []
-    return [p for p in _parts(record) if isinstance(p, dict) and p.get("type") == "tool_result"]
-
-
-@dataclass
-class _Assembler:
-    """Turns ordered records into chat messages."""
-
-    transcript: Transcript = field(default_factory=Transcript)
-    message_id: str | None = None
-    texts: list[str] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    buffered: list[Message] = field(default_factory=list)
-    names: dict[str, str] = field(default_factory=dict)
-    usage: dict[str, dict[str, int]] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    model: str | None = None
-    task: str | None = None
-    cost: float = 0.0
-
-    def add(self, record: Record) -> None:
-        if record["type"] == "assistant":
-            self._assistant(record)
-        else:
-            self._user(record)
-
-    def finish(self) -> list[Message]:
-        self._flush()
-        messages, orphans = self.transcript.finish()
-        if orphans:
-            self._count("orphan_tool_results", orphans)
-        return messages
-
-    def _count(self, key: str, n: int = 1) -> None:
-        self.counts[key] = self.counts.get(key, 0) + n
-
-    def _assistant(self, record: Record) -> None:
-        message = record["message"]
-        message_id = message.get("id")
-        if message_id is None or message_id != self.message_id:
-            self._flush()
-            self.message_id = message_id
-        if self.model is None and message.get("model") not in (None, "<synthetic>"):
-            self.model = message["model"]
-        if isinstance(record.get("costUSD"), int | float):
-            self.cost += record["costUSD"]
-        self._usage(str(message_id), message.get("usage"))
-        for part in _parts(record):
-            kind = part.get("type") if isinstance(part, dict) else "text"
-            if isinstance(part, str):
-                self.texts.append(part)
-            elif kind == "text":
-                self.texts.append(str(part.get("text", "")))
-            elif kind == "tool_use":
-                call = ToolCall(
-                    id=str(part.get("id")),
-                    name=str(part.get("name", "")),
-                    arguments=canonical_json(part.get("input") or {}),
-                )
-                self.names[call.id] = call.name
-                self.calls.append(call)
-            else:
-                self._count(f"assistant_part:{kind}")
-
-    def _usage(self, message_id: str, usage: Any) -> None:
-        if not isinstance(usage, dict):
-            return
-        prompt = sum(
-            as_count(usage.get(k)) or 0
-            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
-        seen = self.usage.setdefault(message_id, {"prompt": 0, "completion": 0})
-        seen["prompt"] = max(seen["prompt"], prompt)
-        seen["completion"] = max(seen["completion"], as_count(usage.get("output_tokens")) or 0)
-
-    def _user(self, record: Record) -> None:
-        content = record["message"].get("content")
-        if isinstance(content, str):
-            self._flush()
-            self.transcript.add(Message(role="user", content=content))
-            if self.task is None and not record.get("isMeta") and not _is_local(content):
-                self.task = content
-            return
-        others = []
-        for part in _parts(record):
-            if isinstance(part, dict) and part.get("type") == "tool_result":
-                self._result(part)
-            else:
-                others.append(part)
-        if others:
-            self._flush()
-            text, parts = content_text(others)
-            self.transcript.add(Message(role="user", content=text, content_parts=parts))
-            if self.task is None and text and not record.get("isMeta"):
-                self.task = text
-
-    def _result(self, part: dict[str, Any]) -> None:
-        call_id = str(part.get("tool_use_id"))
-        text, parts = content_text(part.get("content"))
-        message = Message(
-            role="tool",
-            content=text,
-            tool_call_id=call_id,
-            name=self.names.get(call_id),
-            content_parts=parts,
-        )
-        if any(c.id == call_id for c in self.calls):
-            self.buffered.append(message)
-        elif not self.transcript.add_result(message):
-            self._count("orphan_tool_results")
-            self.transcript.add(Message(role="user", content=text, content_parts=parts))
-
-    def _flush(self) -> None:
-        if self.texts or self.calls:
-            self.transcript.add_assistant("\n".join(t for t in self.texts if t), self.calls)
-            for message in self.buffered:
-                self.transcript.add_result(message)
-        self.texts, self.calls, self.buffered = [], [], []
-        self.message_id = None
 
 
 class ClaudeCodeAdapter(BaseAdapter):
@@ -306,7 +165,7 @@ class ClaudeCodeAdapter(BaseAdapter):
         summaries: list[Any],
     ) -> TrajectoryRecord:
         ordered, dropped = _order(group, by_uuid)
-        assembler = _Assembler()
+        assembler = Assembler()
         for record in ordered:
             assembler.add(record)
         messages = assembler.finish()

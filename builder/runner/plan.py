@@ -18,6 +18,7 @@ from builder.config import PipelineConfig
 from builder.llm.batch.backend import BATCH_DISCOUNT
 from builder.llm.factory import price_table
 from builder.nap import StepJob
+from builder.runner.ingest_state import ingest_into, ingest_is_current
 from builder.runner.plan_steps import (
     MIN_CACHEABLE,
     Dedup,
@@ -25,7 +26,6 @@ from builder.runner.plan_steps import (
     StageEstimate,
     step_estimates,
 )
-from builder.runner.run import ingest_into, ingest_is_current
 from builder.runner.shard_work import ScrubSettings, prepare_shard
 from builder.runner.shards import plan_shards
 

@@ -16,7 +16,7 @@ from builder.control import REUSED
 from builder.llm.cache import request_key
 from builder.llm.protocol import ChatRequest
 from builder.nap import NapSettings, StepJob, agent_request, step_teacher_request
-from builder.runner.run import nap_settings
+from builder.runner.nap_config import nap_settings
 from builder.tokens import count_tokens
 from schemas.trajectories import Message
 

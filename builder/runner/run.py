@@ -17,19 +17,19 @@ import asyncio
 import functools
 import importlib
 import logging
-import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builder import __version__
 from builder.config import PipelineConfig, config_hash, dump_resolved
 from builder.formats import adapters
-from builder.ingest import InputSpec, executor_tasks, format_summary, run_ingest
+from builder.ingest import executor_tasks, run_ingest
+from builder.runner.ingest_state import discard_stale, ensure_ingested
+from builder.runner.nap_config import nap_settings
 from builder.runner.result import RunResult
-from builder.runner.shards import NAP_TABLES, read_json, write_json_atomic
+from builder.runner.shards import write_json_atomic
 from builder.runner.workers import (
     WORKERS,
     ingest_then_warm,
@@ -38,9 +38,6 @@ from builder.runner.workers import (
     warm_shard_work,
     worker_pool,
 )
-from builder.steps import EligibilityRules
-from builder.storage.inputs import localize_input
-from builder.storage.mirror import delete_remote, push_paths
 from builder.storage.uri import is_remote
 
 if TYPE_CHECKING:
@@ -66,118 +63,6 @@ def load_nap_stack() -> None:
     for module in NAP_STACK:
         importlib.import_module(module)
     cl100k()
-
-
-def nap_settings(cfg: PipelineConfig) -> NapSettings:
-    """The NAP core's settings from a pipeline config."""
-    from builder.nap import NapSettings
-
-    return NapSettings(
-        teacher_samples=cfg.teacher.samples,
-        teacher_temperature=cfg.teacher.temperature,
-        teacher_max_tokens=cfg.teacher.max_tokens,
-        rules=tuple(cfg.teacher.rules),
-        reference_mode=cfg.references.mode,
-        reference_samples=cfg.references.samples,
-        reference_temperature=cfg.references.temperature,
-        agent_temperature=cfg.agent.temperature,
-        agent_max_tokens=cfg.agent.max_tokens,
-        format_retries=cfg.agent.format_retries,
-        similarity=cfg.gate.similarity,
-        aggregate=cfg.gate.aggregate,
-        top_k=cfg.gate.top_k,
-        threshold=cfg.gate.threshold,
-        max_per_step=cfg.selection.max_per_step,
-        fallback=cfg.selection.fallback,
-        exhaustive=cfg.selection.exhaustive,
-        max_preference_pairs=cfg.selection.max_preference_pairs,
-        seed=cfg.seed,
-        gate_mode=cfg.gate.mode,
-        likelihood_score=cfg.gate.likelihood_score,
-        likelihood_threshold=cfg.gate.likelihood_threshold,
-        control=cfg.gate.control,
-        control_floor=cfg.gate.control_floor,
-    )
-
-
-def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
-    """What an ingest depends on: the inputs, the eligibility rules and the builder version."""
-    return {
-        "inputs": [i.model_dump() for i in cfg.inputs],
-        "eligibility": cfg.eligibility.model_dump(),
-        "builder": __version__,
-    }
-
-
-def ingest_marker(out_dir: Path) -> Path:
-    return out_dir / "_state" / "ingest.json"
-
-
-def ingest_is_current(cfg: PipelineConfig, out_dir: Path) -> bool:
-    marker = ingest_marker(out_dir)
-    return marker.exists() and read_json(marker) == ingest_key(cfg)
-
-
-def ingest_into(
-    cfg: PipelineConfig, out_dir: Path, ingest: Callable[..., Any] = run_ingest
-) -> None:
-    """Ingest the config's inputs with its eligibility rules into `out_dir` (`ingest` is
-    `run_ingest` or the Ray engine's `ray_ingest`)."""
-    specs = [  # object-store inputs are read from a local copy
-        InputSpec(localize_input(i.path), None if i.format == "auto" else i.format, dict(i.options))
-        for i in cfg.inputs
-    ]
-    rules = EligibilityRules(
-        cfg.eligibility.min_tokens,
-        cfg.eligibility.require_focus,
-        cfg.eligibility.max_observation_chars,
-    )
-    summary = ingest(specs, out_dir, rules=rules)
-    log.info("ingest summary:\n%s", format_summary(summary))
-    write_json_atomic(ingest_marker(out_dir), ingest_key(cfg))
-    # lazy: a local run folder (no store bound) is never walked
-    push_paths(out_dir, (p for p in out_dir.rglob("*") if p.is_file()))  # tables, then marker
-
-
-def ensure_ingested(
-    cfg: PipelineConfig, out_dir: Path, ingest: Callable[..., Any] = run_ingest
-) -> None:
-    """Ingest once per (inputs, eligibility); a change re-ingests and discards NAP tables."""
-    if ingest_is_current(cfg, out_dir):
-        log.info("ingest: up to date, skipped")
-        return
-    markers = ["_state/shards", "_state/ingest.json"]  # first: none outlives its tables
-    discard(out_dir, [*markers, "trajectories", "steps", "quarantine", *NAP_TABLES])
-    ingest_into(cfg, out_dir, ingest)
-
-
-def discard(out_dir: Path, parts: list[str]) -> None:
-    """Remove these folders or files of the run folder, here and on the object store it
-    mirrors (if any): one place, so a remote copy is never left vouching for deleted data."""
-    for rel in parts:
-        path = out_dir / rel
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
-    delete_remote(out_dir, parts)
-
-
-def discard_stale(out_dir: Path, digest: str) -> None:
-    """NAP tables of another config cannot be mixed with this one's: drop them."""
-    marker = out_dir / "_state" / "config.hash"
-    previous = marker.read_text().strip() if marker.exists() else None
-    if previous is not None and previous != digest:
-        log.warning(
-            "config changed since the last run in %s (%s → %s): discarding its NAP tables; "
-            "the request cache keeps unchanged requests free",
-            out_dir,
-            previous,
-            digest,
-        )
-        discard(out_dir, ["_state/shards", *NAP_TABLES])
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(digest + "\n")
 
 
 ClientFactory = Callable[[PipelineConfig, Path], "Clients"]

@@ -16,8 +16,9 @@ import builder.runner.shard_io as shard_io
 import builder.runner.shard_work as shard_work
 from builder.config import config_hash, load_config
 from builder.llm.factory import build_clients
+from builder.runner.ingest_state import ensure_ingested
+from builder.runner.nap_config import nap_settings
 from builder.runner.result import RunResult
-from builder.runner.run import ensure_ingested, nap_settings
 from builder.runner.schedule import prefetch_shards, run_shards, shard_width
 from builder.runner.shards import pending_shards
 from tests.llm.servers import FakeAPIServer
