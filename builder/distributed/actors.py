@@ -17,9 +17,12 @@ class _Coordinator:
         self.state = Coordinator(settings)
 
     async def acquire(
-        self, key: str, estimate: int, priority: int = 0
+        self, key: str, estimate: int, priority: int = 0, requests: int = 1
     ) -> tuple[int | None, str | None]:
-        return await self.state.acquire(key, estimate, priority)
+        return await self.state.acquire(key, estimate, priority, requests)
+
+    async def add_requests(self, key: str, extra: int) -> None:
+        self.state.add_requests(key, extra)
 
     async def release(self, lease: int, actual_tokens: int | None) -> None:
         self.state.release(lease, actual_tokens)

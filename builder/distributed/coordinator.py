@@ -77,7 +77,7 @@ class Coordinator:
         return None
 
     async def acquire(
-        self, key: str, estimate: int, priority: int = 0
+        self, key: str, estimate: int, priority: int = 0, requests: int = 1
     ) -> tuple[int | None, str | None]:
         """(lease id, None) once a slot and the rate limits allow; (None, message) when the
         budget is spent, checked before waiting and again once the slot is granted."""
@@ -87,7 +87,7 @@ class Coordinator:
         if spent is not None:
             return None, spent
         limits = self._limits(key)
-        await limits.acquire(estimate, priority)
+        await limits.acquire(estimate, priority, requests)
         spent = self._budget_error()
         if spent is not None:
             limits.release(estimate, None)
@@ -96,6 +96,10 @@ class Coordinator:
         self.leases[lease] = _Lease(key, estimate, time.monotonic() + self.settings.lease_s)
         self.peak_in_flight = max(self.peak_in_flight, limits.in_flight)
         return lease, None
+
+    def add_requests(self, key: str, extra: int) -> None:
+        """Calls a worker sent beyond those it acquired (`EndpointLimits.add_requests`)."""
+        self._limits(key).add_requests(extra)
 
     def release(self, lease: int, actual_tokens: int | None) -> None:
         """Free a lease's slot (an unknown lease was already reclaimed: nothing to do)."""
@@ -155,13 +159,19 @@ class RemoteLimits:
         self.in_flight = 0
         self._leases: dict[int, list[int]] = {}  # estimate -> leases (LIFO per estimate)
 
-    async def acquire(self, estimated_tokens: int, priority: int = 0) -> None:
-        lease, spent = await self.actor.acquire.remote(self.key, estimated_tokens, priority)
+    async def acquire(self, estimated_tokens: int, priority: int = 0, requests: int = 1) -> None:
+        lease, spent = await self.actor.acquire.remote(
+            self.key, estimated_tokens, priority, requests
+        )
         if spent is not None:
             self.budget.exhausted = spent
             raise BudgetExceededError(spent)
         self._leases.setdefault(estimated_tokens, []).append(lease)
         self.in_flight += 1
+
+    def add_requests(self, extra: int) -> None:
+        if extra > 0:
+            self.actor.add_requests.remote(self.key, extra)
 
     def release(self, estimated_tokens: int, actual_tokens: int | None) -> None:
         lease = self._leases[estimated_tokens].pop()

@@ -46,11 +46,15 @@ def endpoint_key(client: Any) -> str:
 
 
 def use_coordinator(clients: Clients, actor: Any) -> None:
-    """Route both clients' limits and budget through the coordinator actor."""
+    """Route both clients' limits and budget through the coordinator actor, and the likelihood
+    scorer's too: it shares the agent endpoint's limits, as the local factory has it."""
     budget = RemoteBudget(actor)
     for client in (clients.teacher, clients.agent):
         client.limits = RemoteLimits(actor, endpoint_key(client), budget)  # type: ignore[assignment]
         client.budget = budget  # type: ignore[assignment]
+    if clients.scorer is not None:
+        clients.scorer.limits = clients.agent.limits
+        clients.scorer.budget = budget  # type: ignore[assignment]
     clients.budget = budget  # type: ignore[assignment]
 
 

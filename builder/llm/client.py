@@ -15,7 +15,7 @@ from builder.llm.batch.queue import BatchDeferred, BatchQueue
 from builder.llm.budget import Budget
 from builder.llm.cache import RequestCache, key_for
 from builder.llm.endpoints import is_paid as endpoint_is_paid
-from builder.llm.gate import Gate, estimate_tokens
+from builder.llm.gate import Estimate, Gate, estimate_tokens
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse, Usage
 from builder.llm.usage import PriceTable, StageUsage, UsageLedger
@@ -139,7 +139,7 @@ class LLMClient:
 
     def _gate(self, request: ChatRequest, priority: int) -> Gate:
         return Gate(
-            request,
+            Estimate.of_chat(request),
             self.limits,
             self.budget,
             self._worst_case,

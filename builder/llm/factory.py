@@ -174,6 +174,7 @@ def build_clients(
             budget=budget,
             price=prices.get(agent.provider.model),
             usage=usage,
+            deadline_s=cfg.limits.timeout_s,
         )
     clients = Clients(teacher, agent, usage, cache, budget, stack, batch=batch, scorer=scorer)
     clients.extra = {

@@ -41,14 +41,37 @@ class Sent:
     """Filled by the provider inside `gate.http`: what the endpoint reported."""
 
     usage: Usage | None = None
+    http_requests: int | None = None  # calls the server saw, when more than one went out
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A request's tokens before it goes out: `prompt` for the TPM limiter (4 characters a
+    token), `prompt_worst` for budget reservations (3), `per_sample` completion tokens at
+    most per sample, and the HTTP calls one `gate.http` stands for (sent one after another,
+    in one slot: a vLLM score is /tokenize calls, then /completions)."""
+
+    prompt: int
+    prompt_worst: int
+    per_sample: int
+    calls: int = 1
+
+    @classmethod
+    def of_chat(cls, request: ChatRequest) -> Estimate:
+        return cls(
+            prompt_estimate(request),
+            prompt_estimate(request, CHARS_PER_TOKEN_WORST),
+            request.max_tokens or DEFAULT_COMPLETION_ESTIMATE,
+        )
 
 
 class Gate:
-    """The gate of one logical request (built by `LLMClient` per attempt)."""
+    """The gate of one logical request (built per attempt: by `LLMClient` for chat, by the
+    likelihood `Scorer` for scoring)."""
 
     def __init__(
         self,
-        request: ChatRequest,
+        estimate: Estimate,
         limits: EndpointLimits,
         budget: Budget | None,
         worst_case_usd: Callable[[int, int], float],
@@ -56,7 +79,7 @@ class Gate:
         deadline_s: float | None,
         priority: int = 0,
     ) -> None:
-        self.request = request
+        self.estimate = estimate
         self.priority = priority  # for the slot queue: lower goes first
         self.limits = limits
         self.budget = budget
@@ -64,25 +87,25 @@ class Gate:
         self.cost_usd = cost_usd
         self.deadline_s = deadline_s
         self.http_requests = 0
-        self._prompt = prompt_estimate(request)
-        self._prompt_worst = prompt_estimate(request, CHARS_PER_TOKEN_WORST)
 
     @asynccontextmanager
     async def http(self, samples: int) -> AsyncIterator[Sent]:
-        """Hold a slot and a reservation for one HTTP request asking for `samples` samples."""
-        per_sample = self.request.max_tokens or DEFAULT_COMPLETION_ESTIMATE
-        estimate = self._prompt + samples * per_sample
-        await self.limits.acquire(estimate, self.priority)
+        """Hold a slot and a reservation for one HTTP request asking for `samples` samples
+        (or for the `estimate.calls` calls that stand for it)."""
+        e = self.estimate
+        completion = samples * e.per_sample
+        estimate = e.prompt + completion
+        await self.limits.acquire(estimate, self.priority, requests=e.calls)
         sent = Sent()
         reservation: Reservation | None = None
         handed = False
         try:
             if self.budget is not None:  # after the slot: queued requests have not passed it
-                worst = self._prompt_worst + samples * per_sample
+                worst = e.prompt_worst + completion
                 reservation = self.budget.reserve(
-                    self.worst_case_usd(self._prompt_worst, samples * per_sample), worst
+                    self.worst_case_usd(e.prompt_worst, completion), worst
                 )
-            self.http_requests += 1
+            self.http_requests += 1  # at least the first call reached the server
             try:
                 async with asyncio.timeout(self.deadline_s):
                     yield sent
@@ -92,6 +115,8 @@ class Gate:
                     "(limits.timeout_s)",
                     kind="timeout",
                 ) from None
+            if sent.http_requests is not None:
+                self._extra_calls(sent.http_requests)
         finally:
             actual = None if sent.usage is None else sent.usage.prompt_tokens
             if actual is not None and sent.usage is not None:
@@ -102,6 +127,12 @@ class Gate:
                 self.budget.settle(reservation, usage, self.cost_usd(usage) if usage else 0.0)
         if handed:  # reached on success only
             await hand_over()
+
+    def _extra_calls(self, seen: int) -> None:
+        """Count the calls the server saw; draw any beyond the expected ones (a retry inside
+        the provider) from the request-rate limiter after the fact."""
+        self.http_requests += seen - 1
+        self.limits.add_requests(seen - self.estimate.calls)
 
 
 async def hand_over() -> None:

@@ -7,11 +7,12 @@ and the continuation's earlier tokens (teacher forcing: one prefill, nothing dec
 
 The context becomes text with `builder.llm.chat_template.render` (the open assistant turn it
 ends with is where the continuation goes), for every backend, so all of them score the same
-string. `Scorer` wraps a provider with the endpoint's concurrency limits and retries; it is
-deliberately separate from `LLMClient` (no request cache: a prefill is cheap to redo). It
-keeps the same books as the chat client, though: a scored request reserves its worst case in
-the output folder's budget once it holds its slot and settles at the reported tokens, and its
-usage and cost go to the run's ledger (stage `likelihood`), so a budget holds in this mode too.
+string. `Scorer` wraps a provider with the endpoint's limits and retries; it is deliberately
+separate from `LLMClient` (no request cache: a prefill is cheap to redo). It passes the same
+`Gate` as chat requests, though: a scored request reserves its worst case in the output
+folder's budget once it holds its slot, settles at the reported tokens and has the total
+deadline of `limits.timeout_s`, and its usage and cost go to the run's ledger (stage
+`likelihood`), so a budget holds in this mode too.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from builder.errors import TransientLLMError
-from builder.llm.budget import Budget, Reservation
+from builder.llm.budget import Budget
 from builder.llm.chat_template import render
+from builder.llm.gate import CHARS_PER_TOKEN_WORST, Estimate, Gate
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.protocol import Usage
 from builder.llm.usage import ModelPrice, UsageLedger
@@ -106,13 +108,13 @@ def span_tokens(
 
 
 class Scorer:
-    """A `LikelihoodProvider` behind the endpoint's limits, retries and budget; its totals are
-    the usage ledger's stage.
+    """A `LikelihoodProvider` behind the endpoint's limits, retries, budget and request
+    deadline, through the same `Gate` as chat requests; its totals are the usage ledger's
+    stage.
 
-    `price` is the agent model's (None: free, as a local server is); `usage` the run's ledger.
+    `price` is the agent model's (None: free, as a local server is); `usage` the run's ledger;
+    `deadline_s` the total time one scoring request may take, all its calls included.
     """
-
-    CHARS_PER_TOKEN_WORST = 3  # as the chat gate's reservations
 
     def __init__(
         self,
@@ -123,6 +125,7 @@ class Scorer:
         budget: Budget | None = None,
         price: ModelPrice | None = None,
         usage: UsageLedger | None = None,
+        deadline_s: float | None = None,
         stage: str = "likelihood",
     ) -> None:
         self.provider = provider
@@ -131,6 +134,7 @@ class Scorer:
         self.budget = budget
         self.price = price
         self.usage = usage or UsageLedger()
+        self.deadline_s = deadline_s
         self.stage = stage
 
     @property
@@ -140,55 +144,47 @@ class Scorer:
 
     async def score(self, request: ScoreRequest) -> ScoreResponse:
         """Limits count what the server sees: the request's HTTP calls (one slot, as they go
-        one after another) and the tokens of every continuation's prompt."""
-        chars = self._prompt_chars(request)
-        estimate = chars // 4 + len(request.continuations)
-        calls = expected_http_requests(self.provider, request)
-        worst = self._worst_case(chars, len(request.continuations))
+        one after another) and the tokens of every continuation's prompt; each continuation
+        decodes one token."""
+        estimate = self.estimate(request)
+        replies = len(request.continuations)
         stats = self.usage.stage(self.stage)
         for attempt in range(1, self.retry.max_attempts + 1):
-            await self.limits.acquire(estimate, requests=calls)
-            reservation: Reservation | None = None
-            billed: Usage | None = None
-            cost = 0.0
+            gate = Gate(
+                estimate, self.limits, self.budget, self._worst_usd, self._cost, self.deadline_s
+            )
             try:
-                if self.budget is not None:
-                    reservation = self.budget.reserve(*worst)  # after the slot, as chat does
-                response = await self.provider.score(request)
-                billed = Usage(response.prompt_tokens, response.completion_tokens)
-                cost = self.price.cost(billed) if self.price is not None else 0.0
+                async with gate.http(replies) as sent:
+                    response = await self.provider.score(request)
+                    sent.usage = Usage(response.prompt_tokens, response.completion_tokens)
+                    sent.http_requests = response.http_requests
             except TransientLLMError as exc:
-                stats.http_requests += 1  # at least the failing call was seen
+                stats.http_requests += gate.http_requests
                 stats.errors[exc.kind] += 1
                 if attempt == self.retry.max_attempts:
                     raise
                 delay = self.retry.delay(attempt, exc.retry_after)
+            except BaseException:
+                stats.http_requests += gate.http_requests
+                raise
             else:
-                stats.http_requests += response.http_requests
-                if response.http_requests > calls and self.limits.requests is not None:
-                    self.limits.requests.adjust(response.http_requests - calls)  # a retry
+                stats.http_requests += gate.http_requests
+                billed = sent.usage
                 parts = self.price.parts(billed) if self.price is not None else None
-                stats.add_usage(billed, cost, parts)
+                stats.add_usage(billed, self._cost(billed), parts)
                 return response
-            finally:
-                self.limits.release(
-                    estimate, billed.prompt_tokens + billed.completion_tokens if billed else None
-                )
-                if reservation is not None and self.budget is not None:
-                    self.budget.settle(reservation, billed, cost)
             await self.retry.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    @staticmethod
-    def _prompt_chars(request: ScoreRequest) -> int:
-        """Characters scored: every continuation after the whole rendered context."""
+    def estimate(self, request: ScoreRequest) -> Estimate:
+        """Every continuation is scored after the whole rendered context."""
         context = len(prompt_text(request))
-        return sum(context + len(c.text) for c in request.continuations)
+        chars = sum(context + len(c.text) for c in request.continuations)
+        calls = expected_http_requests(self.provider, request)
+        return Estimate(chars // 4, chars // CHARS_PER_TOKEN_WORST + 1, 1, calls)
 
-    def _worst_case(self, chars: int, replies: int) -> tuple[float, int]:
-        """(USD, tokens) at most, for `chars` scored characters and `replies` continuations,
-        each of which decodes one token."""
-        prompt = chars // self.CHARS_PER_TOKEN_WORST + 1
-        completion = replies
-        usd = self.price.worst_case(prompt, completion) if self.price is not None else 0.0
-        return usd, prompt + completion
+    def _cost(self, usage: Usage) -> float:
+        return self.price.cost(usage) if self.price is not None else 0.0
+
+    def _worst_usd(self, prompt: int, completion: int) -> float:
+        return self.price.worst_case(prompt, completion) if self.price is not None else 0.0

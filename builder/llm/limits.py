@@ -110,6 +110,12 @@ class EndpointLimits:
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
 
+    def add_requests(self, extra: int) -> None:
+        """HTTP requests that went out beyond those acquired (a provider's own retry): drawn
+        from the request-rate limiter after the fact, as a debt the next requests wait for."""
+        if self.requests is not None and extra > 0:
+            self.requests.adjust(extra)
+
     def release(self, estimated_tokens: int, actual_tokens: int | None) -> bool:
         """Free the slot and correct the token estimate with what the server reported; True
         when a waiting request was handed the slot."""

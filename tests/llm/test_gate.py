@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from builder.llm.gate import Gate
+from builder.llm.gate import Estimate, Gate
 from builder.llm.limits import EndpointLimits
 from builder.llm.protocol import ChatRequest, Usage
 from schemas.trajectories import Message
@@ -16,7 +16,7 @@ def gate(limits: EndpointLimits) -> Gate:
     def free(*_: object) -> float:
         return 0.0
 
-    return Gate(request, limits, None, free, free, deadline_s=None)
+    return Gate(Estimate.of_chat(request), limits, None, free, free, deadline_s=None)
 
 
 def test_a_wave_of_replies_lets_every_waiter_send_before_any_caller_goes_on() -> None:

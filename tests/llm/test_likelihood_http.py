@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from builder.errors import BudgetExceededError, PermanentLLMError
+from builder.errors import BudgetExceededError, PermanentLLMError, TransientLLMError
 from builder.llm import likelihood_http
 from builder.llm.budget import Budget
 from builder.llm.likelihood import Continuation, Scorer, ScoreRequest, ScoreResponse
 from builder.llm.likelihood_http import SGLangLikelihood, VLLMLikelihood
-from builder.llm.limits import EndpointLimits, RateLimiter
+from builder.llm.limits import EndpointLimits, RateLimiter, RetryPolicy
 from builder.llm.protocol import Usage
 from builder.llm.usage import ModelPrice, UsageLedger
 from schemas.trajectories import Message
@@ -137,3 +137,43 @@ def test_scored_requests_keep_the_budget_the_limits_and_the_books(
     assert booked.http_requests == len(seen) == per_request * len(answered)
     # a refused request drew its calls from the limiter before the budget refused it
     assert sum(drawn) == len(seen) + per_request * len(refused)
+
+
+def test_a_scoring_request_has_one_total_deadline_over_all_its_calls() -> None:
+    """vLLM scores in four calls here (/tokenize of the context and of each reply, then
+    /completions), each well within any per-call timeout; the request as a whole must still
+    end at `limits.timeout_s`, and leave its slot and its reservation behind."""
+    price = ModelPrice(input=1.0, output=1.0)
+    budget = Budget(max_usd=10.0)
+    usage = UsageLedger()
+    limits = EndpointLimits(max_in_flight=1)
+
+    async def no_wait(_: float) -> None:
+        return None
+
+    with LogprobServer(latency_s=0.15) as server:
+        provider = VLLMLikelihood("m", base_url=server.base_url)
+        scorer = Scorer(
+            provider,
+            limits=limits,
+            retry=RetryPolicy(max_attempts=2, sleep=no_wait),
+            budget=budget,
+            price=price,
+            usage=usage,
+            deadline_s=0.35,
+        )
+
+        async def once() -> None:
+            try:
+                await scorer.score(request("a.py\nb.py"))
+            finally:
+                await provider.aclose()
+
+        with pytest.raises(TransientLLMError, match=r"deadline of 0\.35 s") as caught:
+            asyncio.run(once())
+        seen = list(server.requests)
+    assert caught.value.kind == "timeout"
+    assert 2 <= len(seen) < 2 * 4  # each attempt was cut before its last call
+    booked = usage.stages["likelihood"]
+    assert booked.errors["timeout"] == 2 and booked.requests == 0
+    assert limits.in_flight == 0 and budget.reserved_usd == 0.0
