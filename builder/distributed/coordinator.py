@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,7 +160,15 @@ class RemoteLimits:
         self.in_flight = 0
         self._leases: dict[int, list[int]] = {}  # estimate -> leases (LIFO per estimate)
 
-    async def acquire(self, estimated_tokens: int, priority: int = 0, requests: int = 1) -> None:
+    async def acquire(
+        self,
+        estimated_tokens: int,
+        priority: int = 0,
+        requests: int = 1,
+        admit: Callable[[], None] | None = None,
+    ) -> None:
+        """The coordinator grants slot and rates in one call, so `admit` runs after both
+        (a refused request has drawn from the cluster's rate limits)."""
         lease, spent = await self.actor.acquire.remote(
             self.key, estimated_tokens, priority, requests
         )
@@ -168,6 +177,12 @@ class RemoteLimits:
             raise BudgetExceededError(spent)
         self._leases.setdefault(estimated_tokens, []).append(lease)
         self.in_flight += 1
+        if admit is not None:
+            try:
+                admit()
+            except BaseException:
+                self.release(estimated_tokens, None)
+                raise
 
     def add_requests(self, extra: int) -> None:
         if extra > 0:

@@ -95,16 +95,23 @@ class Gate:
         e = self.estimate
         completion = samples * e.per_sample
         estimate = e.prompt + completion
-        await self.limits.acquire(estimate, self.priority, requests=e.calls)
+        reserved: list[Reservation] = []
+
+        def admit() -> None:  # once the slot is held: queued requests have not passed it
+            if self.budget is not None:
+                usd = self.worst_case_usd(e.prompt_worst, completion)
+                reserved.append(self.budget.reserve(usd, e.prompt_worst + completion))
+
+        try:
+            await self.limits.acquire(estimate, self.priority, requests=e.calls, admit=admit)
+        except BaseException:
+            if reserved and self.budget is not None:  # admitted, then cancelled
+                self.budget.settle(reserved[0], None, 0.0)
+            raise
+        reservation = reserved[0] if reserved else None
         sent = Sent()
-        reservation: Reservation | None = None
         handed = False
         try:
-            if self.budget is not None:  # after the slot: queued requests have not passed it
-                worst = e.prompt_worst + completion
-                reservation = self.budget.reserve(
-                    self.worst_case_usd(e.prompt_worst, completion), worst
-                )
             self.http_requests += 1  # at least the first call reached the server
             try:
                 async with asyncio.timeout(self.deadline_s):

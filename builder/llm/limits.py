@@ -95,11 +95,22 @@ class EndpointLimits:
             return None
         return RateLimiter(per_minute, burst=burst, clock=self.clock, sleep=self.sleep)
 
-    async def acquire(self, estimated_tokens: int, priority: int = 0, requests: int = 1) -> None:
+    async def acquire(
+        self,
+        estimated_tokens: int,
+        priority: int = 0,
+        requests: int = 1,
+        admit: Callable[[], None] | None = None,
+    ) -> None:
         """Wait for a slot (lower `priority` first), then for the request and token budgets
-        of the rate limits (`requests`: HTTP requests the holder sends one after another)."""
+        of the rate limits (`requests`: HTTP requests the holder sends one after another).
+        `admit` runs once the slot is held, before anything is drawn from the rate limits
+        (the budget's reservation): when it refuses, the slot is freed and the limits count
+        no request the server never saw."""
         await self._slots.acquire(priority)
         try:
+            if admit is not None:
+                admit()
             if self.requests is not None:
                 await self.requests.acquire(requests)
             if self.tokens is not None:
