@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from builder.errors import ConfigError, LLMError, TransientLLMError
 from builder.llm.gate import Gate, NoGate
 from builder.llm.http_json import HTTPStatusError, JsonHTTP
-from builder.llm.messages import root_object_schema
+from builder.llm.openai_forms import forms, learn
 from builder.llm.openai_transport import (
     DEFAULT_BASE_URL,
     DEFAULT_TRANSPORT,
@@ -206,23 +206,11 @@ class OpenAIProvider:
             sent.usage = usage_of(result, self.capabilities)
         return result
 
-    def _forms(self, request: ChatRequest) -> list[tuple[str, bool]]:
-        """(structured-output dialect, send content lists) to try, richest first."""
-        dialects = [self.capabilities.response_format or "json_schema"]
-        if request.json_schema is not None and self.capabilities.response_format is None:
-            strict = is_strict_compatible(root_object_schema(request.json_schema))
-            dialects = [*(["json_schema_strict"] if strict else []), "json_schema", "json_object"]
-        has_parts = any(m.content_parts for m in request.messages)
-        parts = [self.capabilities.content_parts is not False] if has_parts else [False]
-        if has_parts and self.capabilities.content_parts is None:
-            parts.append(False)
-        return [(d, p) for p in parts for d in dialects]
-
     def _encode_first(self, request: ChatRequest, n: int, seed: int | None) -> Encoded:
         """The body of the form tried first, encoded (direct transport only)."""
         if self._direct is None:
             return {}
-        dialect, parts = self._forms(request)[0]
+        dialect, parts = forms(self.capabilities, request)[0]
         form = (dialect, parts, self.capabilities.max_tokens_param)
         return {form: self._encoded_body(request, n, seed, dialect, parts)}
 
@@ -233,14 +221,14 @@ class OpenAIProvider:
         does), retry simpler forms: `json_object` + schema for `json_schema`, plain strings for
         content lists. Remember only what worked; if nothing does, the first error stands (a
         5xx may have been a plain outage)."""
-        forms = self._forms(request)
+        tried = forms(self.capabilities, request)
         first: HTTPStatusError | None = None
-        for dialect, parts in forms:
+        for dialect, parts in tried:
             try:
                 result = await self._post_tokens_adapting(request, n, seed, dialect, parts, ready)
             except HTTPStatusError as exc:
                 refused = exc.status_code in (400, 422) or exc.status_code >= 500
-                if not refused or (dialect, parts) == forms[-1]:
+                if not refused or (dialect, parts) == tried[-1]:
                     # the first error stands (a 5xx may be an outage), unless the simpler form
                     # reached a problem of the request itself, such as its length
                     if first is None or CONTEXT_ERROR.search(str(exc.message)):
@@ -248,31 +236,11 @@ class OpenAIProvider:
                     raise first from None
                 first = first or exc
                 continue
-            self._learn(request, dialect, parts, first)
+            refusal = first.status_code if first is not None else None
+            for said in learn(self.capabilities, request, (dialect, parts), refusal):
+                log.info("%s %s from now on", self._label, said)
             return result
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _learn(self, request: ChatRequest, dialect: str, parts: bool, refusal: Any) -> None:
-        if request.json_schema is not None and self.capabilities.response_format is None:
-            self.capabilities.response_format = dialect
-            if refusal is not None:
-                log.info(
-                    "%s refused richer structured output (HTTP %d): using %s from now on",
-                    self._label,
-                    refusal.status_code,
-                    dialect,
-                )
-        if (
-            any(m.content_parts for m in request.messages)
-            and self.capabilities.content_parts is None
-        ):
-            self.capabilities.content_parts = parts
-            if not parts:
-                log.info(
-                    "%s refused content lists (HTTP %d): sending their text as strings from now on",
-                    self._label,
-                    refusal.status_code,
-                )
 
     async def _post_tokens_adapting(
         self,
