@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 
-from builder.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
+from builder.errors import ConfigError, LLMError, PermanentLLMError
 from builder.llm.batch.queue import BatchDeferred, BatchQueue
 from builder.llm.budget import Budget
 from builder.llm.cache import RequestCache, key_for
 from builder.llm.endpoints import is_paid as endpoint_is_paid
-from builder.llm.gate import Estimate, Gate, estimate_tokens
+from builder.llm.gate import Estimate, Gate, through_gates
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse, Usage
 from builder.llm.usage import PriceTable, StageUsage, UsageLedger
 
-log = logging.getLogger(__name__)
-
-__all__ = ["LLMClient", "estimate_tokens", "is_paid"]
+__all__ = ["LLMClient", "is_paid"]
 
 # Slot order: a step's first requests before the judging of steps further along, so that
 # chains with the most left to do are not queued (critical path first; see llm/slots.py).
@@ -159,29 +156,15 @@ class LLMClient:
 
     async def _send(self, request: ChatRequest, stats: StageUsage, priority: int) -> ChatResponse:
         """Send with retries; slots are held per HTTP request, not while backing off."""
-        for attempt in range(1, self.retry.max_attempts + 1):
-            gate = self._gate(request, priority)
-            try:
-                response = await self._attempt(request, gate)
-            except TransientLLMError as exc:
-                stats.http_requests += gate.http_requests
-                if attempt == self.retry.max_attempts:
-                    raise
-                stats.errors[exc.kind] += 1
-                delay = self.retry.delay(attempt, exc.retry_after)
-                log.warning(
-                    "%s; retry %d/%d in %.2fs", exc, attempt, self.retry.max_attempts - 1, delay
-                )
-            except BaseException:
-                stats.http_requests += gate.http_requests
-                raise
-            else:
-                stats.http_requests += gate.http_requests
-                if len(response.completions) != request.n:
-                    raise PermanentLLMError(
-                        f"{self.provider.provider} returned {len(response.completions)} "
-                        f"completions for n={request.n}; this is a provider adapter bug"
-                    )
-                return response
-            await self.retry.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+        response = await through_gates(
+            lambda: self._gate(request, priority),
+            lambda gate: self._attempt(request, gate),
+            self.retry,
+            stats,
+        )
+        if len(response.completions) != request.n:
+            raise PermanentLLMError(
+                f"{self.provider.provider} returned {len(response.completions)} "
+                f"completions for n={request.n}; this is a provider adapter bug"
+            )
+        return response

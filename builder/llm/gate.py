@@ -10,14 +10,20 @@ do not (the embedded model, fakes).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 from builder.errors import TransientLLMError
 from builder.llm.budget import Budget, Reservation
-from builder.llm.limits import EndpointLimits
+from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.protocol import ChatRequest, Usage
+from builder.llm.usage import StageUsage
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_COMPLETION_ESTIMATE = 256  # tokens per sample assumed when max_tokens is not set
 CHARS_PER_TOKEN_WORST = 3  # prompt estimate for reservations: code and JSON run near 3
@@ -27,13 +33,6 @@ def prompt_estimate(request: ChatRequest, chars_per_token: int = 4) -> int:
     """A cheap estimate of the prompt's tokens from its characters."""
     chars = sum(len(m.content) + len(m.content_parts or "") for m in request.messages)
     return chars // chars_per_token
-
-
-def estimate_tokens(request: ChatRequest) -> int:
-    """Prompt plus every sample's `max_tokens`, for the TPM limiter."""
-    return prompt_estimate(request) + request.n * (
-        request.max_tokens or DEFAULT_COMPLETION_ESTIMATE
-    )
 
 
 @dataclass
@@ -140,6 +139,31 @@ class Gate:
         the provider) from the request-rate limiter after the fact."""
         self.http_requests += seen - 1
         self.limits.add_requests(seen - self.estimate.calls)
+
+
+async def through_gates(
+    new_gate: Callable[[], Gate],
+    attempt: Callable[[Gate], Awaitable[T]],
+    retry: RetryPolicy,
+    stats: StageUsage,
+) -> T:
+    """`attempt` through a fresh gate per try until one succeeds, waiting as `retry` says after
+    a transient error (no slot is held while backing off). Every try's HTTP calls are booked
+    in `stats`, and every error but the one raised at the end, which the caller books."""
+    for number in range(1, retry.max_attempts + 1):
+        gate = new_gate()
+        try:
+            return await attempt(gate)
+        except TransientLLMError as exc:
+            if number == retry.max_attempts:
+                raise
+            stats.errors[exc.kind] += 1
+            delay = retry.delay(number, exc.retry_after)
+            log.warning("%s; retry %d/%d in %.2fs", exc, number, retry.max_attempts - 1, delay)
+        finally:
+            stats.http_requests += gate.http_requests
+        await retry.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 async def hand_over() -> None:

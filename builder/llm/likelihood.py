@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from builder.errors import TransientLLMError
 from builder.llm.budget import Budget
 from builder.llm.chat_template import render
-from builder.llm.gate import CHARS_PER_TOKEN_WORST, Estimate, Gate
+from builder.llm.gate import CHARS_PER_TOKEN_WORST, Estimate, Gate, through_gates
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.protocol import Usage
 from builder.llm.usage import ModelPrice, UsageLedger
@@ -149,32 +149,28 @@ class Scorer:
         estimate = self.estimate(request)
         replies = len(request.continuations)
         stats = self.usage.stage(self.stage)
-        for attempt in range(1, self.retry.max_attempts + 1):
-            gate = Gate(
+
+        def new_gate() -> Gate:
+            return Gate(
                 estimate, self.limits, self.budget, self._worst_usd, self._cost, self.deadline_s
             )
-            try:
-                async with gate.http(replies) as sent:
-                    response = await self.provider.score(request)
-                    sent.usage = Usage(response.prompt_tokens, response.completion_tokens)
-                    sent.http_requests = response.http_requests
-            except TransientLLMError as exc:
-                stats.http_requests += gate.http_requests
-                stats.errors[exc.kind] += 1
-                if attempt == self.retry.max_attempts:
-                    raise
-                delay = self.retry.delay(attempt, exc.retry_after)
-            except BaseException:
-                stats.http_requests += gate.http_requests
-                raise
-            else:
-                stats.http_requests += gate.http_requests
-                billed = sent.usage
-                parts = self.price.parts(billed) if self.price is not None else None
-                stats.add_usage(billed, self._cost(billed), parts)
-                return response
-            await self.retry.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        async def attempt(gate: Gate) -> ScoreResponse:
+            async with gate.http(replies) as sent:
+                response = await self.provider.score(request)
+                sent.usage = Usage(response.prompt_tokens, response.completion_tokens)
+                sent.http_requests = response.http_requests
+            return response
+
+        try:
+            response = await through_gates(new_gate, attempt, self.retry, stats)
+        except TransientLLMError as exc:
+            stats.errors[exc.kind] += 1
+            raise
+        billed = Usage(response.prompt_tokens, response.completion_tokens)
+        parts = self.price.parts(billed) if self.price is not None else None
+        stats.add_usage(billed, self._cost(billed), parts)
+        return response
 
     def estimate(self, request: ScoreRequest) -> Estimate:
         """Every continuation is scored after the whole rendered context."""
