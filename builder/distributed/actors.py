@@ -24,8 +24,8 @@ class _Coordinator:
     async def add_requests(self, key: str, extra: int) -> None:
         self.state.add_requests(key, extra)
 
-    async def release(self, lease: int, actual_tokens: int | None) -> None:
-        self.state.release(lease, actual_tokens)
+    async def release(self, lease: int, actual_tokens: int | None, unsent: bool = False) -> None:
+        self.state.release(lease, actual_tokens, unsent)
 
     async def reserve(self, usd: float, tokens: int) -> None:
         self.state.reserve(usd, tokens)

@@ -44,6 +44,7 @@ class _Lease:
     key: str
     estimate: int
     expires: float
+    requests: int = 1
 
 
 class Coordinator:
@@ -81,32 +82,44 @@ class Coordinator:
         self, key: str, estimate: int, priority: int = 0, requests: int = 1
     ) -> tuple[int | None, str | None]:
         """(lease id, None) once a slot and the rate limits allow; (None, message) when the
-        budget is spent, checked before waiting and again once the slot is granted."""
+        budget is spent, checked before waiting and again once the slot is held, before the
+        rate limits are drawn from (as `EndpointLimits.acquire`'s `admit`)."""
         if self._reaper is None:
             self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
         spent = self._budget_error()
         if spent is not None:
             return None, spent
         limits = self._limits(key)
-        await limits.acquire(estimate, priority, requests)
-        spent = self._budget_error()
-        if spent is not None:
-            limits.release(estimate, None)
-            return None, spent
+        try:
+            await limits.acquire(estimate, priority, requests, admit=self._admit)
+        except BudgetExceededError as exc:
+            return None, str(exc)
         lease = next(self._ids)
-        self.leases[lease] = _Lease(key, estimate, time.monotonic() + self.settings.lease_s)
+        expires = time.monotonic() + self.settings.lease_s
+        self.leases[lease] = _Lease(key, estimate, expires, requests)
         self.peak_in_flight = max(self.peak_in_flight, limits.in_flight)
         return lease, None
+
+    def _admit(self) -> None:
+        spent = self._budget_error()
+        if spent is not None:
+            raise BudgetExceededError(spent)
 
     def add_requests(self, key: str, extra: int) -> None:
         """Calls a worker sent beyond those it acquired (`EndpointLimits.add_requests`)."""
         self._limits(key).add_requests(extra)
 
-    def release(self, lease: int, actual_tokens: int | None) -> None:
-        """Free a lease's slot (an unknown lease was already reclaimed: nothing to do)."""
+    def release(self, lease: int, actual_tokens: int | None, unsent: bool = False) -> None:
+        """Free a lease's slot (an unknown lease was already reclaimed: nothing to do);
+        `unsent`: its request never went out, so its rate-limit draws are given back."""
         held = self.leases.pop(lease, None)
-        if held is not None:
-            self.limits[held.key].release(held.estimate, actual_tokens)
+        if held is None:
+            return
+        limits = self.limits[held.key]
+        if unsent:
+            limits.release_unsent(held.estimate, held.requests)
+        else:
+            limits.release(held.estimate, actual_tokens)
 
     def reserve(self, usd: float, tokens: int) -> None:
         """A worker's reservation for a request it holds a slot for. One that takes the
@@ -167,8 +180,9 @@ class RemoteLimits:
         requests: int = 1,
         admit: Callable[[], None] | None = None,
     ) -> None:
-        """The coordinator grants slot and rates in one call, so `admit` runs after both
-        (a refused request has drawn from the cluster's rate limits)."""
+        """The coordinator grants slot and rates in one call (its own budget check comes
+        before the rates), so this worker's `admit` runs after the grant; a refusal there
+        hands the lease back as unsent, and the rates get their draws back."""
         lease, spent = await self.actor.acquire.remote(
             self.key, estimated_tokens, priority, requests
         )
@@ -181,7 +195,7 @@ class RemoteLimits:
             try:
                 admit()
             except BaseException:
-                self.release(estimated_tokens, None)
+                self.actor.release.remote(self._drop(estimated_tokens), None, True)
                 raise
 
     def add_requests(self, extra: int) -> None:
@@ -189,9 +203,12 @@ class RemoteLimits:
             self.actor.add_requests.remote(self.key, extra)
 
     def release(self, estimated_tokens: int, actual_tokens: int | None) -> None:
-        lease = self._leases[estimated_tokens].pop()
+        self.actor.release.remote(self._drop(estimated_tokens), actual_tokens)
+
+    def _drop(self, estimated_tokens: int) -> int:
+        """Forget one of this worker's leases for that estimate; returns its id."""
         self.in_flight -= 1
-        self.actor.release.remote(lease, actual_tokens)
+        return self._leases[estimated_tokens].pop()
 
 
 class RemoteBudget:

@@ -127,6 +127,16 @@ class EndpointLimits:
         if self.requests is not None and extra > 0:
             self.requests.adjust(extra)
 
+    def release_unsent(self, estimated_tokens: int, requests: int = 1) -> bool:
+        """Free the slot of a request granted and never sent (a budget refused it after the
+        grant: the Ray coordinator grants slot and rates in one call), giving its draws back
+        to the rate limits, so that they count only what the server saw."""
+        if self.requests is not None:
+            self.requests.adjust(-requests)
+        if self.tokens is not None:
+            self.tokens.adjust(-estimated_tokens)
+        return self.release(estimated_tokens, None)
+
     def release(self, estimated_tokens: int, actual_tokens: int | None) -> bool:
         """Free the slot and correct the token estimate with what the server reported; True
         when a waiting request was handed the slot."""
