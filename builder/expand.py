@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.errors import InputError
-from builder.formats.base import Source
+from builder.formats.source import Source
 from builder.inputs import GZIP_SUFFIXES, ZSTD_SUFFIXES
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from builder.dedup import Registry, drop_from_shards
 from builder.expand import InputSpec, expand, tasks
-from builder.formats.base import Source
+from builder.formats.source import Source
 from builder.ingest_summary import IngestSummary, format_summary, write_summary
 from builder.ingest_task import load_source, process_task, task_prefix
 from builder.shards import ShardWriter

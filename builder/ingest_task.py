@@ -18,7 +18,8 @@ from builder.dedup import Copy, Registry
 from builder.errors import InputError, UnknownFormatError
 from builder.expand import source_size
 from builder.formats import detect, get_adapter
-from builder.formats.base import FormatAdapter, Source, quarantine
+from builder.formats.base import FormatAdapter, quarantine
+from builder.formats.source import Source
 from builder.ingest_summary import IngestSummary
 from builder.inputs import check_file
 from builder.shards import ShardWriter

@@ -13,7 +13,7 @@ import pytest
 
 from builder.errors import InputError
 from builder.expand import InputSpec, expand, is_trajectory_name
-from builder.formats.base import Source
+from builder.formats.source import Source
 from builder.ingest import run_ingest
 from builder.inputs import MAX_DEPTH, check_file, nesting_depth, open_stream, parse_json
 from tests.paths import SHARED

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from builder.formats import detect
-from builder.formats.base import Source
+from builder.formats.source import Source
 from builder.replay import agent_context, tools_of
 from builder.steps import EligibilityRules, build_steps
 from schemas.trajectories import TrajectoryRecord

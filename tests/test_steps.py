@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from builder.formats import get_adapter
-from builder.formats.base import Source, trajectory_id
+from builder.formats.base import trajectory_id
+from builder.formats.source import Source
 from builder.steps import EligibilityRules, build_steps
 from schemas.steps import StepRecord
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord

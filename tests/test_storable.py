@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.formats.base import Source
 from builder.formats.mini_swe_agent import ADAPTER
+from builder.formats.source import Source
 from builder.shards import ShardWriter
 from builder.storable import misfit
 from schemas.trajectories import TRAJECTORY_SCHEMA, Message, ToolCall, TrajectoryRecord

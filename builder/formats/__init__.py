@@ -11,7 +11,8 @@ import logging
 from functools import cache
 
 from builder.errors import InputError, UnknownFormatError
-from builder.formats.base import FormatAdapter, Source
+from builder.formats.base import FormatAdapter
+from builder.formats.source import Source
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,6 @@ from builder.formats.base import (
     SHELL_TOOLS,
     BaseAdapter,
     LoadResult,
-    Source,
     as_float,
     canonical_json,
     content_text,
@@ -40,6 +39,7 @@ from builder.formats.reconstruct import (
     obj,
     text_message,
 )
+from builder.formats.source import Source
 from schemas.steps import Action
 from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, ToolCall, TrajectoryRecord
 

@@ -23,13 +23,13 @@ from builder.formats import grammars
 from builder.formats.base import (
     BaseAdapter,
     LoadResult,
-    Source,
     canonical_json,
     content_text,
     quarantine,
     tool_call_action,
     trajectory_id,
 )
+from builder.formats.source import Source
 from schemas.steps import Action
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord
 

@@ -22,11 +22,11 @@ from builder.errors import InputError, RecordError
 from builder.formats.base import (
     BaseAdapter,
     LoadResult,
-    Source,
     quarantine,
     trajectory_id,
 )
 from builder.formats.claude_code_messages import Assembler, Record, tool_results
+from builder.formats.source import Source
 from schemas.trajectories import FIDELITY_RECONSTRUCTED, TrajectoryRecord
 
 NAME = "claude-code"

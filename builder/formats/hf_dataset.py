@@ -30,13 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from builder.errors import InputError
-from builder.formats.base import BaseAdapter, LoadResult, Source
+from builder.formats.base import BaseAdapter, LoadResult
 from builder.formats.chat_messages import (
     ColumnMapping,
     parse_chat_action,
     record_from_row,
     split_marked_observation,
 )
+from builder.formats.source import Source
 from schemas.steps import Action
 from schemas.trajectories import Message
 

@@ -24,7 +24,6 @@ from builder.formats import grammars
 from builder.formats.base import (
     BaseAdapter,
     LoadResult,
-    Source,
     as_count,
     as_float,
     canonical_json,
@@ -34,6 +33,7 @@ from builder.formats.base import (
     trajectory_id,
 )
 from builder.formats.chat_messages import parse_message, system_prompt, task_from_messages
+from builder.formats.source import Source
 from schemas.steps import Action
 from schemas.trajectories import Message, TrajectoryRecord
 

@@ -30,7 +30,6 @@ from builder.formats import grammars
 from builder.formats.base import (
     BaseAdapter,
     LoadResult,
-    Source,
     canonical_json,
     content_text,
     hand_over,
@@ -39,6 +38,7 @@ from builder.formats.base import (
 )
 from builder.formats.chat_messages import split_marked_observation
 from builder.formats.reconstruct import arguments_text, obj, split_openhands_trailer
+from builder.formats.source import Source
 from schemas.steps import Action
 from schemas.trajectories import FIDELITY_EXACT, Message, ToolCall, TrajectoryRecord
 

@@ -22,7 +22,6 @@ from builder.errors import InputError, RecordError
 from builder.formats.base import (
     BaseAdapter,
     LoadResult,
-    Source,
     as_float,
     quarantine,
     trajectory_id,
@@ -34,6 +33,7 @@ from builder.formats.openhands_v0_events import (
     looks_like_event,
 )
 from builder.formats.reconstruct import as_int, obj, split_openhands_trailer
+from builder.formats.source import Source
 from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, TrajectoryRecord
 
 NAME = "openhands-v0"

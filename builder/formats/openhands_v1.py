@@ -21,7 +21,6 @@ from builder.errors import InputError, RecordError
 from builder.formats.base import (
     BaseAdapter,
     LoadResult,
-    Source,
     as_float,
     canonical_json,
     content_text,
@@ -37,6 +36,7 @@ from builder.formats.reconstruct import (
     split_openhands_trailer,
     text_message,
 )
+from builder.formats.source import Source
 from schemas.trajectories import FIDELITY_RECONSTRUCTED, Message, ToolCall, TrajectoryRecord
 
 NAME = "openhands-v1"

@@ -27,7 +27,6 @@ from builder.formats import grammars
 from builder.formats.base import (
     BaseAdapter,
     LoadResult,
-    Source,
     as_count,
     as_float,
     canonical_json,
@@ -38,6 +37,7 @@ from builder.formats.base import (
 )
 from builder.formats.chat_messages import parse_message, system_prompt
 from builder.formats.mini_swe_agent import native_id_from_path
+from builder.formats.source import Source
 from schemas.steps import Action
 from schemas.trajectories import Message, TrajectoryRecord
 

@@ -9,7 +9,7 @@ import pytest
 
 from builder.formats import detect
 from builder.formats.atif import ADAPTER
-from builder.formats.base import Source
+from builder.formats.source import Source
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import TrajectoryRecord
 from tests.formats.common import SAMPLES, assert_paired, sample_files

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.formats.base import LoadResult, Source
+from builder.formats.base import LoadResult
 from builder.formats.chat_messages import ADAPTER
+from builder.formats.source import Source
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord
 from tests.formats.common import SAMPLES, observation_count

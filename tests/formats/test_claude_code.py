@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from builder.formats import detect
-from builder.formats.base import Source
 from builder.formats.claude_code import ADAPTER
+from builder.formats.source import Source
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import TrajectoryRecord
 from tests.formats.common import SAMPLES, assert_paired, sample_files

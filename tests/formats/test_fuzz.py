@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builder.formats import detect
-from builder.formats.base import Source
+from builder.formats.source import Source
 from builder.ingest import load_source, process_task
 from builder.steps import EligibilityRules, build_steps
 from schemas.quarantine import QuarantineRecord

@@ -15,8 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from builder.errors import InputError
-from builder.formats.base import LoadResult, Source
+from builder.formats.base import LoadResult
 from builder.formats.hf_dataset import ADAPTER
+from builder.formats.source import Source
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import TrajectoryRecord
 from tests.formats.common import SAMPLES

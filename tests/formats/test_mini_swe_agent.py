@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.formats.base import Source
 from builder.formats.mini_swe_agent import ADAPTER
+from builder.formats.source import Source
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord
 from tests.formats.common import SAMPLES, observation_count

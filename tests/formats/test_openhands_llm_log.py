@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from builder.formats import detect
-from builder.formats.base import Source
 from builder.formats.openhands_llm_log import ADAPTER
+from builder.formats.source import Source
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import TrajectoryRecord
 from tests.formats.common import SAMPLES, sample_files

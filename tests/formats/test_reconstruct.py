@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from builder.formats import detect
-from builder.formats.base import Source
 from builder.formats.reconstruct import Transcript, arguments_text, split_openhands_trailer
+from builder.formats.source import Source
 from schemas.common import from_row, to_table
 from schemas.trajectories import TRAJECTORY_SCHEMA, Message, ToolCall, TrajectoryRecord
 from tests.formats.common import SAMPLES

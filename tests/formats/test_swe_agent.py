@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from builder.formats import grammars
-from builder.formats.base import Source, content_text
+from builder.formats.base import content_text
+from builder.formats.source import Source
 from builder.formats.swe_agent import ADAPTER
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import TrajectoryRecord

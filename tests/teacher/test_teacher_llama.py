@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from builder.formats import detect
-from builder.formats.base import Source
+from builder.formats.source import Source
 from builder.llm.local import ManagedLlamaServer
 from builder.llm.openai_provider import OpenAIProvider
 from builder.nap import StepJob, compressor_prompt

@@ -6,7 +6,7 @@ from functools import cache
 from pathlib import Path
 
 from builder.formats import detect
-from builder.formats.base import Source
+from builder.formats.source import Source
 from builder.steps import EligibilityRules, build_steps
 from schemas.steps import StepRecord
 from tests.paths import SAMPLES, SHARED
