@@ -2,7 +2,7 @@
 
 Hostile inputs must never stop or hang an ingest, so every file goes through `check_file`
 (regular, readable files only: a FIFO would block `open()` for good), every byte stream through
-`open_stream` (gzip always; zstd when `zstandard` is installed), every read is capped at
+`open_stream` (gzip, and zstd with its frames checked to the end), every read is capped at
 `MAX_INPUT_BYTES` of decompressed data, and every JSON value through `parse_json`, which turns
 `RecursionError` and nesting deeper than `MAX_DEPTH` into an `InputError` (downstream code such
 as `json.dumps` and Arrow conversion recurses, so a value that parsed is not yet safe).
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.errors import InputError
+from builder.zstd_frames import FrameError, check_frames
 
 MAX_DEPTH = 200
 MAX_INPUT_BYTES = 4 * 1024**3  # decompressed bytes read from one file (a bound on bombs)
@@ -125,6 +126,8 @@ class _Capped(io.RawIOBase):
             raise InputError(
                 f"{self.name_}: corrupt or truncated {self.codec} data ({exc})", kind=self.codec
             ) from exc
+        if not data and self.codec == "zstd":
+            self._check_frames()  # the zstd reader ends a cut file without an error
         self.seen += len(data)
         if self.seen > self.limit:
             raise InputError(
@@ -133,6 +136,15 @@ class _Capped(io.RawIOBase):
             )
         buffer[: len(data)] = data
         return len(data)
+
+    def _check_frames(self) -> None:
+        try:
+            with open(self.name_, "rb") as raw:
+                check_frames(raw)
+        except (FrameError, OSError) as exc:
+            raise InputError(
+                f"{self.name_}: corrupt or truncated zstd data ({exc})", kind="zstd"
+            ) from exc
 
     def close(self) -> None:
         self.inner.close()
@@ -153,7 +165,9 @@ def open_stream(path: Path, limit: int = MAX_INPUT_BYTES) -> IO[bytes]:
                 f"{path}: zstd-compressed, and `zstandard` is not installed",
                 kind="zstd_unsupported",
             ) from exc
-        raw = zstandard.ZstdDecompressor().stream_reader(path.open("rb"), closefd=True)
+        raw = zstandard.ZstdDecompressor().stream_reader(
+            path.open("rb"), read_across_frames=True, closefd=True
+        )
     else:
         plain = path.open("rb")
         if os.fstat(plain.fileno()).st_size <= limit:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import zstandard
 
 from tests.paths import REPO, SHARED
 
@@ -32,11 +33,6 @@ TIMEOUT = 600  # generous on 2 shared cores; only a hang reaches it
 NO_DAC_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
 CAN_DROP_DAC = shutil.which("setpriv") is not None
 PERMISSION_BITS_APPLY = os.geteuid() != 0 or CAN_DROP_DAC
-
-try:  # zstd is optional: with `zstandard` a .zst file is read, without it quarantined
-    import zstandard
-except ImportError:
-    zstandard = None
 
 
 def _claude_with_leading_bookkeeping() -> str:
@@ -101,13 +97,12 @@ def _populate(root: Path) -> dict[str, str]:
     dup.mkdir()
     shutil.copy(MINI_DIR / "django__django-16255.traj.json", dup / "copy-of-django.traj.json")
     shutil.copy(GITHUB, dup / "renamed-github.traj.json")
-    if zstandard is not None:
-        data = zstandard.ZstdCompressor().compress(SHARED.joinpath(
-            "swe-smith-messages/ft_xml_example.jsonl").read_bytes())  # fmt: skip
-        (good / "smith.jsonl.zst").write_bytes(data)
-    else:
-        (root / "data.jsonl.zst").write_bytes(b"\x28\xb5\x2f\xfd" + bytes(64))
-        expected["data.jsonl.zst"] = "zstd_unsupported"
+    data = zstandard.ZstdCompressor().compress(SHARED.joinpath(
+        "swe-smith-messages/ft_xml_example.jsonl").read_bytes())  # fmt: skip
+    (good / "smith.jsonl.zst").write_bytes(data)
+    whole = zstandard.ZstdCompressor().compress(LLM_LOG.read_bytes())
+    (root / "cut.json.zst").write_bytes(whole[: len(whole) // 2])  # ends inside its frame
+    expected["cut.json.zst"] = "zstd"
     (root / "emptydir").mkdir()
     (root / "emptydir" / "README.md").write_text("no trajectories here")
     if not PERMISSION_BITS_APPLY:  # root without setpriv reads through any mode
@@ -176,8 +171,8 @@ def test_good_files_give_the_rows_they_give_alone(
     trajectories = pl.read_parquet(out / "trajectories" / "*.parquet")
     mine = trajectories.filter(pl.col("source_path").str.starts_with(good)).sort("trajectory_id")
     theirs = pl.read_parquet(alone / "trajectories" / "*.parquet").sort("trajectory_id")
-    # 2 swe-agent, mini, llm log, resumed Claude Code, gzip (and 3 from the zst file)
-    assert theirs.height == 6 + (3 if zstandard is not None else 0)
+    # 2 swe-agent, mini, llm log, resumed Claude Code, gzip, and 3 from the zst file
+    assert theirs.height == 9
     assert mine.equals(theirs)
     ids = theirs["trajectory_id"].to_list()
     steps = pl.read_parquet(out / "steps" / "*.parquet").filter(pl.col("trajectory_id").is_in(ids))

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import zstandard
 
+import builder.inputs
 from builder.errors import InputError
 from builder.expand import InputSpec, expand, is_trajectory_name
 from builder.formats.source import Source
@@ -47,6 +49,39 @@ def test_gzip_is_read_through_and_a_renamed_gzip_is_sniffed(tmp_path: Path) -> N
         with open_stream(tmp_path / name) as fh:
             assert fh.read() == data
     assert Source(tmp_path / "a.json.gz").document() == json.loads(data)
+
+
+def test_zstd_is_read_through_streaming_and_capped(tmp_path: Path) -> None:
+    data = GITHUB.read_bytes()
+    (tmp_path / "a.json.zst").write_bytes(zstandard.ZstdCompressor().compress(data))
+    with open_stream(tmp_path / "a.json.zst") as fh:
+        assert fh.read() == data
+    assert Source(tmp_path / "a.json.zst").document() == json.loads(data)
+    # a frame without a content size (as a streaming writer makes), past the cap
+    bomb = zstandard.ZstdCompressor().compressobj()
+    (tmp_path / "bomb.json.zst").write_bytes(bomb.compress(b" " * 5_000_000) + bomb.flush())
+    with pytest.raises(InputError) as caught, open_stream(tmp_path / "bomb.json.zst", 1000) as fh:
+        fh.read()
+    assert caught.value.kind == "too_large"
+    # the zstandard reader returns a cut file's first half as if it were all of it
+    whole = (tmp_path / "a.json.zst").read_bytes()
+    (tmp_path / "cut.json.zst").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(InputError) as caught, open_stream(tmp_path / "cut.json.zst") as fh:
+        fh.read()
+    assert caught.value.kind == "zstd" and "cut.json.zst" in str(caught.value)
+    assert "ends inside a frame" in str(caught.value)
+
+
+def test_zstd_without_its_package_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An environment that lacks `zstandard` (installed without dependencies) says so."""
+    path = tmp_path / "data.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(GITHUB.read_bytes()))
+    monkeypatch.setattr(builder.inputs, "_has_zstd", lambda: False)
+    error = check_file(path)
+    assert error is not None and error.kind == "zstd_unsupported"
+    assert str(path) in str(error) and "pip install zstandard" in str(error)
 
 
 def test_reads_are_capped(tmp_path: Path) -> None:
