@@ -33,6 +33,7 @@ from builder.runner.shards import write_json_atomic
 from builder.runner.workers import (
     WORKERS,
     ingest_then_warm,
+    report_now,
     report_pool,
     warm_report,
     warm_shard_work,
@@ -248,7 +249,9 @@ def _run_local(
             result.report = finish_report(out_dir, result, started, nap_settings(cfg))
             return
         # the report's worker has its imports loaded already
-        report = reporter.submit(finish_report, out_dir, result, started, nap_settings(cfg))
+        report = reporter.submit(
+            report_now, finish_report, out_dir, result, started, nap_settings(cfg)
+        )
         result.report = report.result()
         result.stage_seconds.update(result.report["run"]["stage_seconds"])
         result.seconds = result.report["run"]["seconds"]

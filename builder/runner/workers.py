@@ -78,6 +78,12 @@ def warm_shard_work(pool: Executor) -> None:
 def _import_shard_work() -> None:
     for module in SHARD_WORK_MODULES:
         importlib.import_module(module)
+    from builder.scrub import Scrubber
+
+    Scrubber().scrub(WARM_TEXT)  # compiles its patterns (~10 ms of the first shard's load)
+
+
+WARM_TEXT = "warm-up: api_key=abc123 ghp_0123456789abcdefghijklmnopqrstuvwxyzAB me@example.com"
 
 
 def ingest_then_warm(task_id: int, group: Any, out_dir: Path, rules: Any) -> Any:
@@ -109,9 +115,6 @@ def _warm_after_ingest(task_id: int, out_dir: Path) -> None:
         SHARD_TABLES.warm(trajectories[0], steps)
 
 
-REPORT_IMPORT_NICE = 10  # ~1/10 of a core when the run's own work wants both cores
-
-
 def warm_report(pool: Executor) -> None:
     """Have the report's process import the report's modules in the background: call it once
     the ingest is done (during the ingest, both cores are the ingest's and the parent's)."""
@@ -122,18 +125,61 @@ def _start_report_imports() -> None:
     threading.Thread(target=_import_report, name="nap-report-imports", daemon=True).start()
 
 
-def _import_report() -> None:
-    """The report's polars (~0.4 s of CPU), loaded at a lower priority (Linux: per thread), so
-    that it fills idle CPU during the run instead of slowing it; the report, at the end, finds
-    it loaded."""
-    if sys.platform.startswith("linux"):  # elsewhere a thread id is not a PRIO_PROCESS id
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), REPORT_IMPORT_NICE)
-    for module in ("builder.runner.finish", "builder.runner.report", "builder.runner.plots"):
-        importlib.import_module(module)
-    import polars as pl
+_idle_imports: int | None = None  # the native id of the report-import thread while it idles
+_idle_lock = threading.Lock()
+REPORT_IMPORT_NICE = 10  # where idle priority could not be left again
 
-    pl.DataFrame({"n": [1]}).lazy().select(pl.len()).collect()  # starts polars' thread pool
+
+def _import_report() -> None:
+    """The report's polars (~0.4 s of CPU), loaded in the background at idle priority (Linux
+    `SCHED_IDLE`, per thread), so that it takes only CPU the run leaves unused (at nice 10 it
+    still took time slices from the run's loop). `report_now` gives it normal priority back
+    when the report is wanted, so other work on the machine cannot starve the report; where
+    this process may not do that (no root or CAP_SYS_NICE, RLIMIT_NICE 0), it runs at nice 10."""
+    global _idle_imports
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError), _idle_lock:
+            if _idle_is_reversible():
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+                _idle_imports = threading.get_native_id()
+            else:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), REPORT_IMPORT_NICE)
+    try:
+        for module in ("builder.runner.finish", "builder.runner.report", "builder.runner.plots"):
+            importlib.import_module(module)
+        import polars as pl
+
+        pl.DataFrame({"n": [1]}).lazy().select(pl.len()).collect()  # starts polars' pool
+    finally:
+        with _idle_lock:
+            _idle_imports = None
+
+
+def _idle_is_reversible() -> bool:
+    """Whether a thread of this process may come back from `SCHED_IDLE`: tried on a thread of
+    its own, which then ends."""
+    done: list[bool] = []
+
+    def probe() -> None:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            done.append(True)
+
+    thread = threading.Thread(target=probe, name="nap-idle-probe")
+    thread.start()
+    thread.join()
+    return bool(done)
+
+
+def report_now(report: Callable[..., T], *args: Any) -> T:
+    """`report(*args)` in the report's process, its import thread (if still at work) back at
+    normal priority first: the report waits for the modules that thread is importing."""
+    with _idle_lock:
+        if _idle_imports is not None:
+            with contextlib.suppress(OSError, AttributeError):
+                os.sched_setscheduler(_idle_imports, os.SCHED_OTHER, os.sched_param(0))
+    return report(*args)
 
 
 def report_in_worker() -> bool:
