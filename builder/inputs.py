@@ -113,6 +113,7 @@ class _Capped(io.RawIOBase):
 
     def __init__(self, inner: IO[bytes], name: str, limit: int, codec: str | None) -> None:
         self.inner, self.name_, self.limit, self.codec, self.seen = inner, name, limit, codec, 0
+        self.ended = False  # zstd: the end was reached and the frames checked
 
     def readable(self) -> bool:
         return True
@@ -126,8 +127,9 @@ class _Capped(io.RawIOBase):
             raise InputError(
                 f"{self.name_}: corrupt or truncated {self.codec} data ({exc})", kind=self.codec
             ) from exc
-        if not data and self.codec == "zstd":
+        if not data and self.codec == "zstd" and not self.ended:
             self._check_frames()  # the zstd reader ends a cut file without an error
+            self.ended = True
         self.seen += len(data)
         if self.seen > self.limit:
             raise InputError(
