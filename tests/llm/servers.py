@@ -284,6 +284,37 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def saturation(intervals: list[tuple[float, float]], concurrency: int) -> dict[str, float]:
+    """In-flight requests while the job could still fill `concurrency` slots, as a fraction
+    of it: the mean over [first arrival, the moment fewer than `concurrency` requests were
+    left unfinished], i.e. up to the (N - concurrency + 1)-th completion. After that moment
+    no client can hold the limit (a job of 1,608 requests at 64 ends on a wave of 8), so
+    the whole-span mean mixes the client's scheduling with the job's size; this figure is
+    the client's alone (`drain_s`: how long the end took)."""
+    first = min(a for a, _ in intervals)
+    ends = sorted(b for _, b in intervals)
+    if len(ends) < concurrency:
+        return {"saturated_in_flight": 0.0, "drain_s": ends[-1] - first}
+    drain = ends[len(ends) - concurrency]
+    if drain <= first:
+        return {"saturated_in_flight": 0.0, "drain_s": ends[-1] - first}
+    busy = sum(max(0.0, min(b, drain) - a) for a, b in intervals if a < drain)
+    return {
+        "saturated_in_flight": busy / (drain - first) / concurrency,
+        "drain_s": ends[-1] - drain,
+    }
+
+
+def _query_int(head: bytes, name: bytes) -> int | None:
+    """`?name=N` in a request line, or None."""
+    line = head.split(b"\r\n", 1)[0]
+    marker = name + b"="
+    if marker not in line:
+        return None
+    value = line.split(marker, 1)[1].split(b"&", 1)[0].split(b" ", 1)[0]
+    return int(value) if value.isdigit() else None
+
+
 class AsyncOpenAIServer:
     """A lean asyncio HTTP/1.1 server with the OpenAI answer shape, for benchmarks.
 
@@ -350,15 +381,17 @@ class AsyncOpenAIServer:
             self.in_flight -= 1
             self.intervals.append((started, time.perf_counter()))
 
-    def stats(self) -> dict[str, float]:
-        """Served count, peak and time-averaged in-flight requests (also at `GET /stats`;
-        `GET /bodies` gives the recorded bodies, `GET /reset` starts a new measurement)."""
+    def stats(self, concurrency: int | None = None) -> dict[str, Any]:
+        """Served count, peak and time-averaged in-flight requests (also at `GET /stats`,
+        `GET /stats?concurrency=N`; `GET /bodies` gives the recorded bodies, `GET /reset`
+        starts a new measurement). With `concurrency`, also the in-flight mean while the job
+        could fill that limit (`saturation`)."""
         if not self.intervals:
             return {"count": 0, "peak_in_flight": 0, "mean_in_flight": 0.0}
         start = min(a for a, _ in self.intervals)
         end = max(b for _, b in self.intervals)
         tenth = (end - start) / 10
-        return {
+        figures: dict[str, Any] = {
             "count": self.count,
             "peak_in_flight": self.peak_in_flight,
             "mean_in_flight": self.mean_in_flight(start, end),
@@ -369,6 +402,9 @@ class AsyncOpenAIServer:
                 for k in range(10)
             ],
         }
+        if concurrency:
+            figures.update(saturation(self.intervals, concurrency))
+        return figures
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -391,7 +427,7 @@ class AsyncOpenAIServer:
                         length = int(line[15:])
                 body = json.loads(await reader.readexactly(length) or b"{}")
                 if head.startswith(b"GET /stats"):
-                    answer = self.stats()
+                    answer = self.stats(_query_int(head, b"concurrency"))
                 elif head.startswith(b"GET /bodies"):
                     answer = {"bodies": self.bodies}
                 elif head.startswith(b"GET /reset"):  # a new measurement starts
