@@ -4,11 +4,20 @@ Everything is validated at start-up so that a typo fails before any request is p
 `ConfigError` names the key, the value it got and what is allowed. API keys are never config
 values: endpoints name the environment variable that holds the key (`api_key_env`).
 
-Layout: `stages` (sections of the NAP stages), `run_settings` (limits, prices, cache, output,
-publish, scrub), `pipeline` (the whole config), `loading` (YAML, validation, hash, dump),
-`overrides` (`--set`), `messages` (readable validation errors).
+Layout: `stages` (sections of the NAP stages), `endpoints` (the teacher, agent and compressor
+endpoints), `run_settings` (limits, prices, cache, output, publish, scrub), `pipeline` (the
+whole config), `loading` (YAML, validation, hash, dump), `overrides` (`--set`), `messages`
+(readable validation errors).
 """
 
+from builder.config.endpoints import (
+    LOCAL_MODEL,
+    AgentConfig,
+    CompressorConfig,
+    EndpointConfig,
+    Provider,
+    TeacherConfig,
+)
 from builder.config.loading import (
     config_hash,
     dump_resolved,
@@ -28,17 +37,11 @@ from builder.config.run_settings import (
     ScrubConfig,
 )
 from builder.config.stages import (
-    LOCAL_MODEL,
-    AgentConfig,
-    CompressorConfig,
     EligibilityConfig,
-    EndpointConfig,
     GateConfig,
     InputSpec,
-    Provider,
     ReferencesConfig,
     SelectionConfig,
-    TeacherConfig,
 )
 
 __all__ = [

@@ -6,6 +6,12 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
+from builder.config.endpoints import (
+    AgentConfig,
+    CompressorConfig,
+    EndpointConfig,
+    TeacherConfig,
+)
 from builder.config.run_settings import (
     CacheConfig,
     ExecutionConfig,
@@ -16,15 +22,11 @@ from builder.config.run_settings import (
     ScrubConfig,
 )
 from builder.config.stages import (
-    AgentConfig,
-    CompressorConfig,
     EligibilityConfig,
-    EndpointConfig,
     GateConfig,
     InputSpec,
     ReferencesConfig,
     SelectionConfig,
-    TeacherConfig,
     _Model,
 )
 from builder.llm.endpoints import is_paid
