@@ -306,6 +306,27 @@ def verdict(measurements: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def summary_line(verdict: dict[str, Any], median: dict[str, Any]) -> str:
+    """One line per job: each target, its median, how many repeats met it, and the figures
+    it is read beside."""
+
+    def met(ok: bool) -> str:
+        return "met" if ok else "NOT MET"
+
+    return (
+        f"{median['eligible_steps']} steps, {median['requests']} requests: "
+        f"whole run {verdict['whole_run_ratio_median']:.2f}x the floor "
+        f"({verdict['whole_run_repeats_met']} repeats <= {TARGET_RATIO}x: "
+        f"{met(verdict['whole_run_ratio_met'])}); "
+        f"in flight while the job could fill the limit "
+        f"{verdict['saturated_in_flight_median']:.1%} "
+        f"({verdict['in_flight_repeats_met']} repeats >= {TARGET_IN_FLIGHT:.0%}: "
+        f"{met(verdict['in_flight_met'])}); over the whole span "
+        f"{verdict['whole_span_in_flight_median']:.1%} "
+        f"(floor {verdict['floor_whole_span_in_flight_median']:.1%})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--copies", default="40,120", help="job sizes (comma-separated)")
@@ -350,6 +371,9 @@ def main() -> None:
     BENCH.mkdir(exist_ok=True)
     (BENCH / "run.json").write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
+    for copies in sizes:
+        job = figures[f"copies_{copies}"]
+        print(summary_line(job["verdict"], job[args.transports.split(",")[0]]))
 
 
 if __name__ == "__main__":
