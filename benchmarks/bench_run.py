@@ -287,8 +287,8 @@ def repeated(measurements: list[dict[str, Any]]) -> dict[str, Any]:
 
 def verdict(measurements: list[dict[str, Any]]) -> dict[str, Any]:
     """Each target against the medians over the repeats, and how many repeats meet it."""
-    ratios = sorted(m["run_ratio_to_floor"] for m in measurements)
-    flights = sorted(m["saturated_in_flight_fraction"] for m in measurements)
+    ratios = [m["run_ratio_to_floor"] for m in measurements]
+    flights = [m["saturated_in_flight_fraction"] for m in measurements]
     ratio, flight = statistics.median(ratios), statistics.median(flights)
     return {
         "whole_run_ratio_median": ratio,

@@ -13,6 +13,7 @@ import asyncio
 import json
 import threading
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -139,8 +140,7 @@ class FakeAPIServer:
     def mean_in_flight(self, start: float, end: float) -> float:
         """Time-averaged number of requests being served within [start, end]."""
         with self.lock:
-            busy = sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.intervals)
-        return busy / (end - start) if end > start else 0.0
+            return mean_in_flight(self.intervals, start, end)
 
     def __enter__(self) -> FakeAPIServer:
         self._thread.start()
@@ -284,6 +284,12 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def mean_in_flight(intervals: list[tuple[float, float]], start: float, end: float) -> float:
+    """Time-averaged number of requests being served within [start, end]."""
+    busy = sum(max(0.0, min(b, end) - max(a, start)) for a, b in intervals)
+    return busy / (end - start) if end > start else 0.0
+
+
 def saturation(intervals: list[tuple[float, float]], concurrency: int) -> dict[str, float]:
     """In-flight requests while the job could still fill `concurrency` slots, as a fraction
     of it: the mean over [first arrival, the moment fewer than `concurrency` requests were
@@ -293,26 +299,18 @@ def saturation(intervals: list[tuple[float, float]], concurrency: int) -> dict[s
     the client's alone (`drain_s`: how long the end took)."""
     first = min(a for a, _ in intervals)
     ends = sorted(b for _, b in intervals)
-    if len(ends) < concurrency:
-        return {"saturated_in_flight": 0.0, "drain_s": ends[-1] - first}
-    drain = ends[len(ends) - concurrency]
-    if drain <= first:
-        return {"saturated_in_flight": 0.0, "drain_s": ends[-1] - first}
-    busy = sum(max(0.0, min(b, drain) - a) for a, b in intervals if a < drain)
+    drain = ends[len(ends) - concurrency] if len(ends) >= concurrency else first
     return {
-        "saturated_in_flight": busy / (drain - first) / concurrency,
+        "saturated_in_flight": mean_in_flight(intervals, first, drain) / concurrency,
         "drain_s": ends[-1] - drain,
     }
 
 
-def _query_int(head: bytes, name: bytes) -> int | None:
-    """`?name=N` in a request line, or None."""
-    line = head.split(b"\r\n", 1)[0]
-    marker = name + b"="
-    if marker not in line:
-        return None
-    value = line.split(marker, 1)[1].split(b"&", 1)[0].split(b" ", 1)[0]
-    return int(value) if value.isdigit() else None
+def _query_int(head: bytes, name: str) -> int | None:
+    """`?name=N` in the request line, or None."""
+    target = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")[1]
+    values = urllib.parse.parse_qs(urllib.parse.urlsplit(target).query).get(name, [])
+    return int(values[0]) if values and values[0].isdigit() else None
 
 
 class AsyncOpenAIServer:
@@ -344,8 +342,7 @@ class AsyncOpenAIServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def mean_in_flight(self, start: float, end: float) -> float:
-        busy = sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.intervals)
-        return busy / (end - start) if end > start else 0.0
+        return mean_in_flight(self.intervals, start, end)
 
     def __enter__(self) -> AsyncOpenAIServer:
         self._thread.start()
@@ -427,7 +424,7 @@ class AsyncOpenAIServer:
                         length = int(line[15:])
                 body = json.loads(await reader.readexactly(length) or b"{}")
                 if head.startswith(b"GET /stats"):
-                    answer = self.stats(_query_int(head, b"concurrency"))
+                    answer = self.stats(_query_int(head, "concurrency"))
                 elif head.startswith(b"GET /bodies"):
                     answer = {"bodies": self.bodies}
                 elif head.startswith(b"GET /reset"):  # a new measurement starts

@@ -50,7 +50,7 @@ def test_the_server_reports_saturation_for_the_concurrency_asked():
             stats = client.get(f"{root}/stats?concurrency=1").json()
             plain = client.get(f"{root}/stats").json()
     assert stats["count"] == 3
-    # one request at a time on one slot: in flight almost all the time until the last
-    # request began (the gaps are the client's round trips)
+    # one request at a time on a limit of 1: the window is the whole span, in flight but for
+    # the client's round trips between requests
     assert 0.5 < stats["saturated_in_flight"] <= 1.0
     assert "saturated_in_flight" not in plain
