@@ -16,6 +16,7 @@ import sqlite3
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,29 @@ def _write_pending(db: sqlite3.Connection, pending: dict[str, str], lock: thread
         pending.clear()
 
 
+LOCKED_RETRY_S = 0.05
+
+
+def while_locked(
+    step: Callable[[], None], timeout_s: float, sleep: Callable[[float], None] = time.sleep
+) -> None:
+    """`step()`, tried again while SQLite says the database is locked, for up to `timeout_s`.
+
+    Opening a WAL database another process is recovering (after a kill -9 of a process that
+    had it open, as when Ray restarts a killed actor next to a live one) can fail with
+    "database is locked" at once, without waiting for the busy timeout; the recovery takes
+    milliseconds, so the opener waits it out instead of failing the shard."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        sleep(LOCKED_RETRY_S)
+
+
 FLUSH_ROWS = 256  # answers written per transaction at most
 FLUSH_S = 0.25  # the oldest unwritten answer waits at most this long (for the next put)
 
@@ -145,13 +169,16 @@ class RequestCache:
         self._db = sqlite3.connect(
             self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
         )
+        while_locked(self._setup, busy_timeout_s)
+        # a cache dropped without close (or left open at exit) still writes what it holds
+        weakref.finalize(self, _write_pending, self._db, self._pending, self._lock)
+
+    def _setup(self) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL)"
         )
-        # a cache dropped without close (or left open at exit) still writes what it holds
-        weakref.finalize(self, _write_pending, self._db, self._pending, self._lock)
 
     def get(self, key: str) -> ChatResponse | None:
         """The stored response, or None (a miss). An unreadable row counts as a miss."""

@@ -274,3 +274,41 @@ def test_a_cache_dropped_without_close_still_writes_its_answers(tmp_path: Path) 
     subprocess.run([sys.executable, "-c", code, str(path)], env=env, check=True)
     cache = RequestCache(path)
     assert [model_of(cache, f"k{i}") for i in range(5)] == [f"m{i}" for i in range(5)]
+
+
+def _locked_db(path: Path) -> tuple[sqlite3.Connection, sqlite3.Connection]:
+    """A database another connection holds exclusively, and an opener that gets SQLite's
+    "database is locked" at once (no busy wait), as a WAL recovery in progress gives it."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder, sqlite3.connect(path, timeout=0, isolation_level=None)
+
+
+def test_opening_a_database_locked_for_a_moment_waits_for_it(tmp_path: Path) -> None:
+    from builder.llm.cache import while_locked
+
+    holder, opener = _locked_db(tmp_path / "db.sqlite")
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 2:
+            holder.execute("COMMIT")  # the recovering process is done
+
+    while_locked(lambda: opener.execute("PRAGMA journal_mode=WAL"), 60, sleep)
+    assert len(waits) == 2
+    assert opener.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_lock_that_outlasts_the_timeout_and_other_errors_are_raised(tmp_path: Path) -> None:
+    from builder.llm.cache import while_locked
+
+    _, opener = _locked_db(tmp_path / "db.sqlite")
+    waits: list[float] = []
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        while_locked(lambda: opener.execute("PRAGMA journal_mode=WAL"), 0, waits.append)
+    unlocked = sqlite3.connect(":memory:")
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        while_locked(lambda: unlocked.execute("SELECT * FROM missing"), 60, waits.append)
+    assert waits == []
