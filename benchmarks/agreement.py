@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from builder.actions.labelled import agreement, load_pairs  # noqa: E402
-from builder.actions.similarity import SIMILARITIES, clear_caches  # noqa: E402
+from builder.similarity.compare import SIMILARITIES, clear_caches  # noqa: E402
+from builder.similarity.labelled import agreement, load_pairs  # noqa: E402
 
 
 def timing(pairs: list, repeats: int = 3) -> dict[str, float]:

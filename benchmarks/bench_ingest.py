@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from builder.ingest import InputSpec, run_ingest  # noqa: E402
+from builder.ingest.parallel import InputSpec, run_ingest  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "trajectories"
 if not SHARED.is_dir():  # a git worktree sits one level deeper than the main checkout
@@ -160,7 +160,8 @@ def _rss(pid: int) -> int:
 
 MEMORY_TARGET = 2**30
 _INGEST_ONE = (
-    "import sys; from pathlib import Path; from builder.ingest import InputSpec, run_ingest; "
+    "import sys; from pathlib import Path; "
+    "from builder.ingest.parallel import InputSpec, run_ingest; "
     "s = run_ingest([InputSpec(sys.argv[1])], Path(sys.argv[2]), workers=1); "
     "print(s.total.trajectories, s.total.steps, s.total.quarantined)"
 )

@@ -36,10 +36,10 @@ VARIANTS = ("mean", "sum", "grounded")
 def demo_jobs(work: Path, limit: int) -> list[Any]:
     """The demo's eligible steps as NAP jobs (ingested from the bundled samples)."""
     from builder.config import load_config
-    from builder.ingest import InputSpec, run_ingest
-    from builder.runner.shard_work import ScrubSettings, prepare_shard
-    from builder.runner.shards import plan_shards
-    from builder.steps import EligibilityRules
+    from builder.ingest.parallel import InputSpec, run_ingest
+    from builder.run.shard_work import ScrubSettings, prepare_shard
+    from builder.run.shards import plan_shards
+    from builder.steps.pairing import EligibilityRules
 
     cfg = load_config(ROOT / "pipelines" / "demo.yaml")
     specs = [InputSpec(i.path, None, {}) for i in cfg.inputs]
@@ -59,15 +59,15 @@ def copied_tokens(command: str, observation: str, elsewhere: str) -> set[str]:
 
 
 async def measure(limit: int) -> dict[str, Any]:
-    from builder.actions.similarity import get_similarity
-    from builder.gate import likelihood_delta, likelihood_similarity
     from builder.llm.client import LLMClient
-    from builder.llm.likelihood import Scorer, ScoreRequest
     from builder.llm.local.inprocess import LocalProvider
-    from builder.nap import NapSettings, control_for, judge
-    from builder.nap_likelihood import continuation_of
-    from builder.replay import agent_context, tools_of
+    from builder.llm.scoring import Scorer, ScoreRequest
+    from builder.nap.gate import likelihood_delta, likelihood_similarity
+    from builder.nap.likelihood_judging import continuation_of
+    from builder.nap.step import NapSettings, control_for, judge
     from builder.select import judge_order
+    from builder.similarity.compare import get_similarity
+    from builder.steps.replay import agent_context, tools_of
     from builder.teacher.candidates import build_candidates
     from builder.teacher.rules import RULES
     from schemas.references import ReferenceRecord
@@ -163,7 +163,7 @@ def _command(action: Any) -> str:
 
 def _warmup(job: Any) -> Any:
     from builder.llm.protocol import ChatRequest
-    from builder.replay import agent_context
+    from builder.steps.replay import agent_context
 
     messages = tuple(agent_context(job.traj, job.step, job.adapter))
     return ChatRequest(messages, n=1, temperature=0.0, max_tokens=1)

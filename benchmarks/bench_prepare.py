@@ -36,15 +36,15 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from builder.ingest import InputSpec, run_ingest  # noqa: E402
-from builder.runner.shard_tables import SHARD_TABLES  # noqa: E402
-from builder.runner.shard_work import ScrubSettings, prepare_shard  # noqa: E402
-from builder.runner.shards import ShardPlan, load_shard, plan_shards  # noqa: E402
+from builder.ingest.parallel import InputSpec, run_ingest  # noqa: E402
+from builder.run.shard_tables import SHARD_TABLES  # noqa: E402
+from builder.run.shard_work import ScrubSettings, prepare_shard  # noqa: E402
+from builder.run.shards import ShardPlan, load_shard, plan_shards  # noqa: E402
 from builder.scrub import Scrubber  # noqa: E402
 from schemas.common import from_row  # noqa: E402
 from schemas.steps import StepRecord  # noqa: E402
 from schemas.trajectories import TrajectoryRecord  # noqa: E402
-from tests.runner.nap_server import replicate_samples  # noqa: E402
+from tests.run.nap_server import replicate_samples  # noqa: E402
 
 BENCH = ROOT / ".bench"
 

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_run import endpoint_process  # noqa: E402
 from builder.config import load_config  # noqa: E402
-from builder.runner.run import run_pipeline  # noqa: E402
-from tests.runner.nap_server import replicate_samples, run_config  # noqa: E402
+from builder.run.driver import run_pipeline  # noqa: E402
+from tests.run.nap_server import replicate_samples, run_config  # noqa: E402
 
 BENCH = ROOT / ".bench"
 ROUND_TRIPS = 200
@@ -40,8 +40,8 @@ def coordinator_round_trip() -> float:
     """Seconds per acquire + release through the coordinator actor."""
     import ray
 
-    from builder.distributed.actors import CoordinatorActor
-    from builder.distributed.coordinator import LimitSettings
+    from builder.run.ray.actors import CoordinatorActor
+    from builder.run.ray.coordinator import LimitSettings
 
     actor = CoordinatorActor.remote(LimitSettings(8, None, None, None, None, 60.0))
     ray.get(actor.stats.remote())  # started

@@ -68,16 +68,16 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from builder.actions.similarity import get_similarity  # noqa: E402
 from builder.config import load_config  # noqa: E402
-from builder.formats import get_adapter  # noqa: E402
+from builder.ingest.formats import get_adapter  # noqa: E402
 from builder.llm.client import LLMClient  # noqa: E402
 from builder.llm.limits import EndpointLimits  # noqa: E402
 from builder.llm.openai_provider import OpenAIProvider  # noqa: E402
-from builder.nap import StepJob, process_step  # noqa: E402
-from builder.runner.nap_config import nap_settings  # noqa: E402
-from builder.runner.shards import load_shard, plan_shards  # noqa: E402
-from tests.runner.nap_server import replicate_samples, run_config  # noqa: E402
+from builder.nap.from_config import nap_settings  # noqa: E402
+from builder.nap.step import StepJob, process_step  # noqa: E402
+from builder.run.shards import load_shard, plan_shards  # noqa: E402
+from builder.similarity.compare import get_similarity  # noqa: E402
+from tests.run.nap_server import replicate_samples, run_config  # noqa: E402
 
 BENCH = ROOT / ".bench"
 
@@ -105,7 +105,7 @@ async def sequential(out: Path, cfg_path: Path, base_url: str) -> tuple[float, i
 def endpoint_process(latency: float) -> Iterator[str]:
     """The scripted endpoint in a child process, so it shares no GIL with the run."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.runner.nap_server", "--latency", str(latency), "--fast"],
+        [sys.executable, "-m", "tests.run.nap_server", "--latency", str(latency), "--fast"],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -28,7 +28,7 @@ import polars as pl  # noqa: E402
 
 from builder.view.write import write_view  # noqa: E402
 from tests.evaluate.eval_fixtures import cli, write_config  # noqa: E402
-from tests.runner.nap_server import nap_server  # noqa: E402
+from tests.run.nap_server import nap_server  # noqa: E402
 from tests.view.chromium import CHROMIUM, FLAGS  # noqa: E402
 
 TABLES = ("trajectories", "steps", "candidates", "references", "judgements", "supervision")

@@ -11,8 +11,8 @@ raw files with `json` (not through the adapters), per trajectory in order. Two k
   only applied where they make sense; each produced pair was read before it was committed.
 
 Labels come from these rules, never from a similarity's score. The split is decided by a hash
-of the pair (`builder.actions.labelled.split_of`), before any tuning. `--write` replaces the
-mined rows of tests/actions/labelled_pairs.jsonl and keeps the hand-written ones.
+of the pair (`builder.similarity.labelled.split_of`), before any tuning. `--write` replaces the
+mined rows of tests/similarity/labelled_pairs.jsonl and keeps the hand-written ones.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from mining_shell import (  # noqa: E402
 )
 from mining_third import DIFFERENT_THIRD, SAME_THIRD  # noqa: E402
 
-from builder.actions.labelled import LABELS_PATH, split_of  # noqa: E402
+from builder.similarity.labelled import LABELS_PATH, split_of  # noqa: E402
 
 SAME_REWRITES: list[Rewrite] = [
     s_nl_sed,

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builder.actions.labelled import LabelledPair, confusion, load_pairs
-from builder.actions.similarity import Similarity, get_similarity
 from builder.errors import InputError
+from builder.similarity.compare import Similarity, get_similarity
+from builder.similarity.labelled import LabelledPair, confusion, load_pairs
 from schemas.steps import Action
 
 DEFAULT_THRESHOLDS = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))  # 0.30 … 0.95
@@ -157,7 +157,7 @@ def action_spec(action: Action) -> dict:
 
 def export_pairs(out_dir: Path, sample: int, seed: int = 0) -> list[dict]:
     """Up to `sample` (reference, candidate action, similarity) rows from a run, seeded."""
-    from builder.runner.report import scan_table
+    from builder.report.build import scan_table
 
     judgements = scan_table(out_dir, "judgements").collect()
     references = scan_table(out_dir, "references").collect()

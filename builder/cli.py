@@ -14,9 +14,9 @@ log = logging.getLogger("nap_builder")
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from builder.ingest import InputSpec, format_summary, run_ingest
+    from builder.ingest.parallel import InputSpec, format_summary, run_ingest
     from builder.startup import command_ready
-    from builder.steps import EligibilityRules
+    from builder.steps.pairing import EligibilityRules
 
     command_ready()
     specs = [InputSpec(p, args.format) for p in args.paths]
@@ -46,7 +46,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from builder.config import load_config
-    from builder.runner.run import run_pipeline
+    from builder.run.driver import run_pipeline
     from builder.startup import command_ready
 
     config = load_config(Path(args.config), args.set or [])
@@ -60,8 +60,8 @@ def _plan(args: argparse.Namespace) -> int:
     import json
 
     from builder.config import load_config
-    from builder.runner.plan import PlanAssumptions, make_plan
-    from builder.runner.plan_text import render_plan
+    from builder.plan.estimate import PlanAssumptions, make_plan
+    from builder.plan.text import render_plan
 
     config = load_config(Path(args.config), args.set or [])
     assumptions = PlanAssumptions(
@@ -93,7 +93,7 @@ def _status(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from builder.config import load_config
-    from builder.evaluate.run import run_eval
+    from builder.evaluate.eval_run import run_eval
     from builder.startup import command_ready
 
     config = load_config(Path(args.config), args.set or [])

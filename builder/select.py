@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Literal, TypeVar
 
+from builder.steps.tokens import count_tokens
 from builder.teacher.output import UNCHANGED
-from builder.tokens import count_tokens
 from schemas.candidates import CandidateRecord
 from schemas.judgements import JudgementRecord
 from schemas.preferences import PreferenceRecord

@@ -11,11 +11,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from builder.actions.labelled import load_pairs
-from builder.actions.similarity import get_similarity
 from builder.calibrate import ThresholdRow, calibrate, recommend, sweep
 from builder.errors import InputError
-from tests.runner.nap_server import nap_server, replicate_samples, run_config
+from builder.similarity.compare import get_similarity
+from builder.similarity.labelled import load_pairs
+from tests.run.nap_server import nap_server, replicate_samples, run_config
 
 CLI = [sys.executable, "-m", "builder.cli"]
 

@@ -18,7 +18,7 @@ from builder.select import (
     preference_pairs,
     select,
 )
-from builder.tokens import count_tokens
+from builder.steps.tokens import count_tokens
 from schemas.candidates import CandidateRecord
 from schemas.common import from_row, to_table
 from schemas.judgements import JudgementRecord

@@ -6,8 +6,11 @@ values: endpoints name the environment variable that holds the key (`api_key_env
 
 Layout: `stages` (sections of the NAP stages), `endpoints` (the teacher, agent and compressor
 endpoints), `run_settings` (limits, prices, cache, output, publish, scrub), `pipeline` (the
-whole config), `loading` (YAML, validation, hash, dump), `overrides` (`--set`), `messages`
+whole config), `loading` (YAML, validation, hash, dump), `overrides` (`--set`), `error_text`
 (readable validation errors).
+
+Reads: `pipelines/*.yaml` and `--set` overrides. Writes: `config.resolved.yaml`, `config.hash`.
+Entry point: `builder.config.loading.load_config`.
 """
 
 from builder.config.endpoints import (

@@ -11,12 +11,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from builder.config.messages import _describe, _kind
+from builder.config.error_text import _describe, _kind
 from builder.config.overrides import apply_override
 from builder.config.pipeline import HASH_EXCLUDED, PipelineConfig
 from builder.config.uris import local_path
 from builder.errors import ConfigError
-from builder.llm.endpoints import endpoint_identity
+from builder.llm.endpoint_kinds import endpoint_identity
 
 _GLOB_CHARS = frozenset("*?[")
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")

@@ -8,7 +8,7 @@ from typing import Any, get_args, get_origin
 import yaml
 from pydantic import BaseModel
 
-from builder.config.messages import _unwrap_optional
+from builder.config.error_text import _unwrap_optional
 from builder.config.pipeline import PipelineConfig
 from builder.errors import ConfigError
 

@@ -29,7 +29,7 @@ from builder.config.stages import (
     SelectionConfig,
     _Model,
 )
-from builder.llm.endpoints import is_paid
+from builder.llm.endpoint_kinds import is_paid
 
 HASH_EXCLUDED = (
     "limits",

@@ -38,7 +38,7 @@ class InputSpec(_Model):
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str) -> str:
-        from builder.formats import format_names  # imports every adapter: only when checking
+        from builder.ingest.formats import format_names  # imports every adapter: only when checking
 
         names = format_names()
         if value != "auto" and value not in names:

@@ -16,7 +16,7 @@ from typing import Literal
 
 from builder.config import PipelineConfig
 from builder.errors import ConfigError
-from builder.nap import Completer, NapSettings, StepJob, compressor_prompt, teacher_candidates
+from builder.nap.step import Completer, NapSettings, StepJob, compressor_prompt, teacher_candidates
 from builder.teacher.candidates import RULE_PREFIX, candidates_from_replies, rule_candidates
 from builder.teacher.output import UNCHANGED, CompressorOutput
 from builder.teacher.prompt import PROMPT_VERSION, teacher_request

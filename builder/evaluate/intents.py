@@ -3,7 +3,7 @@ compressed does (read, search, run, ...), from the similarity's own feature extr
 
 from __future__ import annotations
 
-from builder.actions.features import action_features
+from builder.similarity.features import action_features
 from schemas.steps import Action
 
 NONE = "none"

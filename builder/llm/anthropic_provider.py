@@ -25,7 +25,7 @@ from typing import Any
 import anthropic
 
 from builder.errors import ConfigError, TransientLLMError
-from builder.llm.gate import Gate, NoGate
+from builder.llm.admission import Gate, NoGate
 from builder.llm.messages import root_object_schema, to_anthropic, to_anthropic_tool
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
 from builder.llm.sdk_errors import raise_mapped

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from builder.llm.endpoints import LOOPBACK, endpoint_identity
+from builder.llm.endpoint_kinds import LOOPBACK, endpoint_identity
 from builder.llm.fragments import FragmentMemo, dumps, splice
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse, Completion, Usage
 from schemas.common import to_row

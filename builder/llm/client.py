@@ -10,11 +10,11 @@ import asyncio
 import dataclasses
 
 from builder.errors import ConfigError, LLMError, PermanentLLMError
+from builder.llm.admission import Estimate, Gate, through_gates
 from builder.llm.batch.queue import BatchDeferred, BatchQueue
 from builder.llm.budget import Budget
 from builder.llm.cache import RequestCache, key_for
-from builder.llm.endpoints import is_paid as endpoint_is_paid
-from builder.llm.gate import Estimate, Gate, through_gates
+from builder.llm.endpoint_kinds import is_paid as endpoint_is_paid
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse, Usage
 from builder.llm.usage import PriceTable, StageUsage, UsageLedger

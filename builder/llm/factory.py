@@ -17,10 +17,10 @@ from builder.llm.batch.queue import BatchQueue
 from builder.llm.budget import Budget, ledger_path
 from builder.llm.cache import RequestCache
 from builder.llm.client import LLMClient
-from builder.llm.likelihood import LikelihoodProvider, Scorer
 from builder.llm.limits import EndpointLimits, RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
+from builder.llm.scoring import LikelihoodProvider, Scorer
 from builder.llm.usage import ModelPrice, PriceTable, UsageLedger
 
 
@@ -196,12 +196,16 @@ def _batch_queue(
     """The batch queue of the roles with `batch: true` (None when no role is batched)."""
     if not (cfg.teacher.batch or cfg.agent.batch):
         return None  # before the imports: the Anthropic SDK alone costs 1-2 s of CPU to load
+    from builder.llm.admission import (
+        CHARS_PER_TOKEN_WORST,
+        DEFAULT_COMPLETION_ESTIMATE,
+        prompt_estimate,
+    )
     from builder.llm.batch.anthropic_batch import AnthropicBatch
     from builder.llm.batch.backend import BATCH_DISCOUNT, BatchBackend
     from builder.llm.batch.ledger import BatchLedger
     from builder.llm.batch.openai_batch import OpenAIBatch
     from builder.llm.batch.queue import BatchQueue, PollPolicy
-    from builder.llm.gate import CHARS_PER_TOKEN_WORST, DEFAULT_COMPLETION_ESTIMATE, prompt_estimate
 
     endpoints = {"teacher": cfg.teacher, "agent": cfg.agent}
     backends: dict[str, BatchBackend] = {}
@@ -250,7 +254,7 @@ def likelihood_provider(cfg: PipelineConfig, shared: dict[str, ChatProvider]) ->
         local = shared["local"]
         assert isinstance(local, LikelihoodProvider)
         return local
-    from builder.llm.likelihood_http import SGLangLikelihood, VLLMLikelihood
+    from builder.llm.scoring_http import SGLangLikelihood, VLLMLikelihood
 
     url = agent.primary_url  # with replicas, log-probabilities come from the first one
     assert url is not None

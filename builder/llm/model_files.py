@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 from builder.errors import ConfigError
-from builder.user_cache import CACHE_ENV, user_cache_root
+from builder.storage.user_cache import CACHE_ENV, user_cache_root
 
 __all__ = ["CACHE_ENV", "MODEL_ALIAS", "ensure_model", "models_dir"]
 MODEL_ALIAS = "gemma-3-270m"  # the model name the managed server answers to

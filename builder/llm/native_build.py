@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from builder.user_cache import user_cache_root
+from builder.storage.user_cache import user_cache_root
 
 LLAMA_VERSION = "0.3.36"
 CPU_ENV = "NAP_LLAMA_CPU"

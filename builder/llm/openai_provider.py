@@ -26,7 +26,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from builder.errors import ConfigError, LLMError, TransientLLMError
-from builder.llm.gate import Gate, NoGate
+from builder.llm.admission import Gate, NoGate
 from builder.llm.http_json import HTTPStatusError, JsonHTTP
 from builder.llm.openai_forms import forms, learn
 from builder.llm.openai_transport import (

@@ -3,6 +3,10 @@
 `build_dataset_folder` (layout.py) writes the folder with its card (card.py); `upload`
 (upload.py) makes the Hub repo equal to it in one commit; `publish` (command.py) is the CLI
 command. Exports load lazily, so the config can import `licences` without pyarrow datasets.
+
+Reads: `supervision`, `preferences`, `candidates`, `report.json`. Writes: a dataset folder
+(`data/<config>/<split>-*.parquet`, `README.md`) or a Hub repo.
+Entry point: `builder.publish.command.publish`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from builder.publish.card import CardInputs, builder_version, title
+from builder.publish.card_inputs import CardInputs, builder_version, title
 from builder.publish.columns import CONFIG_DESCRIPTIONS, column_doc
 
 # (label, dotted key in the resolved config, default when the key is absent)

@@ -22,7 +22,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from builder.errors import PublishError
-from builder.publish.card import CardInputs, build_card
+from builder.publish.card import build_card
+from builder.publish.card_inputs import CardInputs, ConfigLayout
 from builder.publish.folder import (
     copy_plots,
     parquet_files,
@@ -50,18 +51,6 @@ PROVENANCE_COLUMNS = ("prompt_version", "teacher_model", "agent_model")
 REPORT_NAME = "report.json"
 
 __all__ = ["DEFAULT_SPLITS", "ConfigLayout", "LayoutSummary", "build_dataset_folder", "split_of"]
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigLayout:
-    """What was written for one config: its Arrow schema and row count per split."""
-
-    name: str
-    schema: pa.Schema
-    rows: dict[str, int]
-    files: dict[str, list[str]]  # split -> paths relative to the dataset folder
-    num_bytes: dict[str, int] = field(default_factory=dict)  # split -> Arrow in-memory bytes
-    values: dict[str, list[str]] = field(default_factory=dict)  # PROVENANCE_COLUMNS seen
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """Secret detection and redaction for text sent to remote models or published.
 
 - `rule`: what a detector is, and the value checks (reference, placeholder, type name).
-- `tokens`: credentials known by their shape (detect-secrets plugin regexes, its JWT
+- `token_formats`: credentials known by their shape (detect-secrets plugin regexes, its JWT
   validator, and the formats it lacks: LLM providers, registries, newer chat tokens).
 - `keys`: private key blocks (PEM variants, PGP, SSH2, PuTTY), whole or truncated.
 - `context`: secrets known by where they stand (URLs, headers, env, YAML, INI, code, CLI),
@@ -11,6 +11,9 @@
 Token patterns match whole words only, values never include quotes or backslashes, and the
 replacement (`[REDACTED:<kind>]`) has none either, so JSON text (tool-call arguments) stays
 valid JSON after scrubbing.
+
+Reads: any text or record. Writes: nothing (redacted copies).
+Entry point: `builder.scrub.scrubber.Scrubber`.
 """
 
 from builder.scrub.rule import PLACEHOLDER, Rule

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from builder.scrub import context, keys, keywords, tokens
+from builder.scrub import context, keys, keywords, token_formats
 from builder.scrub.hints import HintIndex
 from builder.scrub.rule import PLACEHOLDER, Rule, follows_word
 from schemas.steps import Action, StepRecord
@@ -30,8 +30,8 @@ EMAIL_RULE = Rule(
 # Token formats first, then key blocks, context rules last: on overlapping matches the
 # earlier rule wins, so a key in `OPENAI_API_KEY=sk-...` counts as `openai_key`.
 DEFAULT_RULES: tuple[Rule, ...] = (
-    *tokens.library_rules(),
-    *tokens.own_rules(),
+    *token_formats.library_rules(),
+    *token_formats.own_rules(),
     *keys.RULES,
     *context.rules(),
     *keywords.rules(),

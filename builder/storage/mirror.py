@@ -25,7 +25,7 @@ from pathlib import Path
 from pyarrow import fs as pafs
 
 from builder.storage.uri import open_uri, redacted
-from builder.user_cache import user_cache_root
+from builder.storage.user_cache import user_cache_root
 
 log = logging.getLogger(__name__)
 

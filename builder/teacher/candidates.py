@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from builder.errors import ConfigError
+from builder.steps.tokens import count_tokens
 from builder.teacher.output import CompressorOutput
 from builder.teacher.parse import parse_output
 from builder.teacher.render import render_checked
 from builder.teacher.rules import RULES
-from builder.tokens import count_tokens
 from schemas.candidates import CandidateRecord
 from schemas.steps import StepRecord
 

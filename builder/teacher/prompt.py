@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from builder.llm.protocol import ChatRequest
-from builder.observation import number_lines
+from builder.steps.observation import number_lines
 from schemas.trajectories import Message
 
 PROMPT_VERSION = "coact-v2"  # v2: schema with the exact union of kinds, strict-compatible

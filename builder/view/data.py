@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from builder.evaluate.intents import action_intent
-from builder.runner.report import STEP_KEY, scan_table
+from builder.report.build import STEP_KEY, scan_table
 from builder.teacher.output import CompressorOutput
 from builder.teacher.parse import parse_output
 from builder.teacher.render import render

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.errors import InputError
-from builder.runner.report import _write_atomic
+from builder.report.build import _write_atomic
 from builder.teacher.render import CODE_MARKER, PLAIN_MARKER
 from builder.view.data import build_steps
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.paths import REPO, SAMPLES
-from tests.runner.nap_server import run_config
+from tests.run.nap_server import run_config
 
 CLI = [sys.executable, "-m", "builder.cli"]
 SPECS = ["unchanged", "omit", "rule:head_tail", "rule:dedupe_repeated_lines", "teacher"]

@@ -15,8 +15,8 @@ import pytest
 
 from tests.evaluate.eval_fixtures import SPECS, cli, eval_args, read_report, write_config
 from tests.llm.servers import FakeAPIServer
-from tests.plotting.svg_read import parse, points, texts, ticks
-from tests.runner.nap_server import nap_server
+from tests.report.svg.svg_read import parse, points, texts, ticks
+from tests.run.nap_server import nap_server
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def test_endpoint_compressor_gets_the_compressor_prompt(tmp_path: Path) -> None:
 def test_split_of_a_published_dataset_evaluates_only_its_trajectories(
     tmp_path: Path, server: FakeAPIServer
 ) -> None:
-    from tests.runner.nap_server import replicate_samples
+    from tests.run.nap_server import replicate_samples
 
     corpus = replicate_samples(tmp_path / "corpus", 3)
     splits = {"publish": {"splits": {"train": 0.5, "test": 0.5}}}

@@ -20,7 +20,7 @@ SCRIPT = textwrap.dedent(
     import asyncio, json, math
     import numpy as np
     from llama_cpp import Llama
-    from builder.llm.likelihood import Continuation, ScoreRequest, prompt_text
+    from builder.llm.scoring import Continuation, ScoreRequest, prompt_text
     from builder.llm.local.inprocess import LocalProvider
     from builder.llm.model_files import ensure_model
     from schemas.trajectories import Message

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from builder.plotting import no_data
+from builder.report.svg import no_data
 
 TOKEN = "hf_" + "Zt9" * 11  # a fake Hub write token; must reach no file and no log
 EMPTY_REGISTRY = {"standardEnvVars": [], "harnesses": {}}

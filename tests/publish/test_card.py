@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from builder.errors import PublishError
-from builder.publish.card import CardInputs, build_card, builder_version, size_category
-from builder.publish.layout import ConfigLayout, build_dataset_folder
+from builder.publish.card import build_card, size_category
+from builder.publish.card_inputs import CardInputs, ConfigLayout, builder_version
+from builder.publish.layout import build_dataset_folder
 from builder.publish.licences import HUB_LICENSES
 from tests.paths import REPO
 from tests.publish.publish_fixtures import make_real_run_output

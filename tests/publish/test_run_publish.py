@@ -11,7 +11,7 @@ import yaml
 from builder.cli import main
 from builder.publish.columns import UNDOCUMENTED
 from tests.paths import SAMPLES
-from tests.runner.nap_server import nap_server, run_config
+from tests.run.nap_server import nap_server, run_config
 
 
 def test_a_run_publishes_a_card_the_hub_accepts_and_configs_that_load(

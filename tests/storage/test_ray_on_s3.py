@@ -16,9 +16,9 @@ import polars as pl
 import pytest
 
 from builder.config import load_config
-from builder.runner.run import run_pipeline
-from builder.runner.shards import NAP_TABLES
-from tests.runner.nap_server import KEYS, nap_server, replicate_samples, run_config
+from builder.run.driver import run_pipeline
+from builder.run.shards import NAP_TABLES
+from tests.run.nap_server import KEYS, nap_server, replicate_samples, run_config
 from tests.storage.s3_server import SECRET, s3_server, store_files, upload_folder
 from tests.storage.test_run_on_s3 import _store_table
 

@@ -14,9 +14,9 @@ import pytest
 from pyarrow import fs as pafs
 
 from builder.config import load_config
-from builder.runner.run import run_pipeline
-from builder.runner.shards import NAP_TABLES
-from tests.runner.nap_server import KEYS, nap_server, replicate_samples, run_config
+from builder.run.driver import run_pipeline
+from builder.run.shards import NAP_TABLES
+from tests.run.nap_server import KEYS, nap_server, replicate_samples, run_config
 from tests.storage.s3_server import s3_server, store_files, upload_folder
 
 

@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from builder.errors import ConfigError
+from builder.steps.tokens import count_tokens
 from builder.teacher.candidates import build_candidates, candidates_from_replies, rule_candidates
 from builder.teacher.rules import POOL
-from builder.tokens import count_tokens
 from schemas.candidates import CANDIDATE_SCHEMA, CandidateRecord
 from schemas.common import from_row, to_table
 from schemas.steps import StepRecord

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from builder.observation import number_lines
+from builder.steps.observation import number_lines
 from builder.teacher.output import CompressorOutput, OmittedRange
 from builder.teacher.render import (
     CODE_MARKER,

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from builder.formats import detect
-from builder.formats.source import Source
+from builder.ingest.formats import detect
+from builder.ingest.formats.source import Source
 from builder.llm.local import ManagedLlamaServer
 from builder.llm.openai_provider import OpenAIProvider
-from builder.nap import StepJob, compressor_prompt
-from builder.steps import EligibilityRules, build_steps
+from builder.nap.step import StepJob, compressor_prompt
+from builder.steps.pairing import EligibilityRules, build_steps
 from builder.teacher.candidates import candidates_from_replies
 from builder.teacher.output import CompressorOutput
 from builder.teacher.parse import parse_output

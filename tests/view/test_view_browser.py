@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from tests.evaluate.eval_fixtures import cli, eval_args, write_config
-from tests.runner.nap_server import nap_server
+from tests.run.nap_server import nap_server
 from tests.view.chromium import chromium_or_skip, dump_dom, screenshot
 
 

@@ -22,9 +22,9 @@ from typing import Any
 
 from builder.errors import PermanentLLMError
 from builder.llm.chat_template import STOP, parse_tool_calls, render
-from builder.llm.likelihood import ScoreRequest, ScoreResponse
 from builder.llm.model_files import MODEL_ALIAS, ensure_model
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
+from builder.llm.scoring import ScoreRequest, ScoreResponse
 
 
 class LocalProvider:
@@ -57,12 +57,12 @@ class LocalProvider:
         return await loop.run_in_executor(self._executor, self._complete_blocking, request)
 
     async def score(self, request: ScoreRequest) -> ScoreResponse:
-        """Prompt log-probabilities for likelihood NAP (`builder.llm.local.likelihood`)."""
+        """Prompt log-probabilities for likelihood NAP (`builder.llm.local.inprocess_scoring`)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._score_blocking, request)
 
     def _score_blocking(self, request: ScoreRequest) -> ScoreResponse:
-        from builder.llm.local.likelihood import score_request
+        from builder.llm.local.inprocess_scoring import score_request
 
         started = time.perf_counter()
         with self._lock:

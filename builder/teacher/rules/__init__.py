@@ -5,6 +5,9 @@ when it does not apply, so rule candidates go through the same validate / render
 as teacher samples and can win selection on their own merit. One module per family:
 `generic` (shape only), `testruns`, `tracebacks`, `search`, `listings`, `views`; `registry`
 names them.
+
+Reads: a raw observation and its action. Writes: nothing (compressor outputs).
+Entry point: `builder.teacher.rules.registry.apply_rule`.
 """
 
 from builder.teacher.rules.base import Rule, Span, fold

@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from builder.actions.features import action_features
-from builder.actions.records import Features
+from builder.similarity.features import action_features
+from builder.similarity.records import Features
 from builder.teacher.output import CompressorOutput, OmittedRange
 from builder.teacher.render import placeholder, render_checked
 from schemas.steps import Action

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from builder.actions import intent as it
+from builder.similarity import intent as it
 from builder.teacher.output import CompressorOutput
 from builder.teacher.render import line_count
 from builder.teacher.rules.base import Span, fold, plural, units

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from builder.actions import intent as it
+from builder.similarity import intent as it
 from builder.teacher.output import CompressorOutput
 from builder.teacher.rules.base import Span, fold, listed, plural, units
 from schemas.steps import Action

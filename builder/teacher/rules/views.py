@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from builder.actions import intent as it
-from builder.actions.records import WHOLE, Features, LineRange
+from builder.similarity import intent as it
+from builder.similarity.records import WHOLE, Features, LineRange
 from builder.teacher.output import CompressorOutput
 from builder.teacher.rules.base import Span, fold, units
 from schemas.steps import Action

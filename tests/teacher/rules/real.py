@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from builder.formats import detect
-from builder.formats.source import Source
-from builder.steps import EligibilityRules, build_steps
+from builder.ingest.formats import detect
+from builder.ingest.formats.source import Source
+from builder.steps.pairing import EligibilityRules, build_steps
 from schemas.steps import StepRecord
 from tests.paths import SAMPLES, SHARED
 

@@ -1,0 +1,76 @@
+"""What an ingest produced, per format: the table the CLI prints and `ingest_summary.json`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from builder.ingest.dedup import Copy
+
+
+@dataclass
+class FormatCounts:
+    """Counts of one format; `duplicates` are copies dropped by `builder.ingest.dedup` (each has a
+    quarantine row too, but is not counted in `quarantined`)."""
+
+    files: int = 0
+    trajectories: int = 0
+    steps: int = 0
+    eligible: int = 0
+    quarantined: int = 0
+    duplicates: int = 0
+
+    def add(self, other: FormatCounts) -> None:
+        self.files += other.files
+        self.trajectories += other.trajectories
+        self.steps += other.steps
+        self.eligible += other.eligible
+        self.quarantined += other.quarantined
+        self.duplicates += other.duplicates
+
+
+@dataclass
+class IngestSummary:
+    by_format: dict[str, FormatCounts] = field(default_factory=dict)
+    bytes_read: int = 0
+    copies: list[Copy] = field(default_factory=list)  # kept trajectories, in input order
+
+    def merge(self, other: IngestSummary) -> None:
+        self.bytes_read += other.bytes_read
+        for name, counts in other.by_format.items():
+            self.by_format.setdefault(name, FormatCounts()).add(counts)
+
+    def counts(self, fmt: str) -> FormatCounts:
+        return self.by_format.setdefault(fmt, FormatCounts())
+
+    @property
+    def total(self) -> FormatCounts:
+        total = FormatCounts()
+        for counts in self.by_format.values():
+            total.add(counts)
+        return total
+
+
+def format_summary(summary: IngestSummary) -> str:
+    """The per-format table the CLI prints."""
+    header = (
+        f"{'format':<20} {'files':>7} {'trajectories':>12} {'steps':>8} {'eligible':>8} "
+        f"{'quarantined':>11} {'duplicates':>10}"
+    )
+    lines = [header, "-" * len(header)]
+    rows = [*sorted(summary.by_format.items()), ("TOTAL", summary.total)]
+    for name, c in rows:
+        lines.append(
+            f"{name:<20} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} "
+            f"{c.quarantined:>11} {c.duplicates:>10}"
+        )
+    return "\n".join(lines)
+
+
+def write_summary(summary: IngestSummary, path: Path) -> None:
+    """The counts as JSON beside the tables they describe."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    by_format = {name: asdict(c) for name, c in sorted(summary.by_format.items())}
+    total = asdict(summary.total)
+    path.write_text(json.dumps({"by_format": by_format, "total": total}, indent=2) + "\n")

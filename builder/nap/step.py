@@ -1,0 +1,154 @@
+"""Next-action preservation for one step: candidates, references, judgements, selection.
+
+The LLM calls live in the NAP core and nowhere else: this module (the teacher and the step as a
+whole), `nap_agent` (references), `nap_judging` and `nap_likelihood` (the two gates). Prompt
+building, parsing, similarity, the gate and selection are pure functions in their own modules.
+All agent requests of a step share the context prefix and are issued back to back, so prefix
+caches hit.
+"""
+
+from __future__ import annotations
+
+from builder.llm.protocol import ChatRequest
+from builder.llm.scoring import Scorer
+from builder.llm.settled import gather_settled
+from builder.nap.agent import agent_request, references_for, sample_actions
+from builder.nap.judging import control_for, generate_verdict, judge, judge_waves
+from builder.nap.likelihood_judging import likelihood_judge
+from builder.nap.types import Completer, JudgeOne, NapSettings, Similarity, StepJob, StepResult
+from builder.select import judge_order, preference_pairs, select
+from builder.teacher.candidates import build_candidates
+from builder.teacher.prompt import PROMPT_VERSION, build_prompt, teacher_request
+from schemas.candidates import CandidateRecord
+from schemas.steps import Action
+
+__all__ = [
+    "Completer",
+    "JudgeOne",
+    "NapSettings",
+    "Similarity",
+    "StepJob",
+    "StepResult",
+    "agent_request",
+    "compressor_prompt",
+    "control_for",
+    "generate_verdict",
+    "judge",
+    "judge_waves",
+    "process_step",
+    "references_for",
+    "sample_actions",
+    "step_teacher_request",
+    "teacher_candidates",
+]
+
+
+def _command_text(action: Action | None) -> str:
+    if action is None:
+        return ""
+    return action.command if action.command is not None else f"{action.tool} {action.arguments}"
+
+
+def compressor_prompt(job: StepJob) -> tuple[str, str]:
+    """(system, user) prompt of the compressor for this step's observation."""
+    return build_prompt(
+        job.traj.task or "",
+        job.step.focus_question,
+        _command_text(job.step.action),
+        job.step.observation,
+    )
+
+
+def step_teacher_request(job: StepJob, settings: NapSettings) -> ChatRequest:
+    """The teacher request of a step (`plan` builds the very same one to count and dedup)."""
+    system, user = compressor_prompt(job)
+    return teacher_request(
+        system,
+        user,
+        n=settings.teacher_samples,
+        temperature=settings.teacher_temperature,
+        max_tokens=settings.teacher_max_tokens,
+        seed=settings.seed,
+        structured=settings.teacher_structured,
+    )
+
+
+async def teacher_candidates(
+    job: StepJob, teacher: Completer, settings: NapSettings
+) -> list[CandidateRecord]:
+    replies: list[str] = []
+    if settings.teacher_samples > 0:
+        request = step_teacher_request(job, settings)
+        response = await teacher.complete(request, stage="teacher")
+        replies = [c.text for c in response.completions]
+    return build_candidates(
+        job.step,
+        replies,
+        settings.rules,
+        teacher_model=teacher.provider.model,
+        prompt_version=PROMPT_VERSION,
+    )
+
+
+async def process_step(
+    job: StepJob,
+    teacher: Completer,
+    agent: Completer,
+    settings: NapSettings,
+    similarity: Similarity,
+    scorer: Scorer | None = None,
+) -> StepResult:
+    """Everything NAP does for one eligible step; tables rows come back, nothing is written.
+    `scorer` gives prompt log-probabilities; only `gate_mode="likelihood"` needs it."""
+    candidates, references = await gather_settled(
+        teacher_candidates(job, teacher, settings),
+        references_for(job, agent, settings, similarity),
+    )
+    result = StepResult(candidates=candidates, references=references)
+    result.agent_requests = sum(r.attempts for r in references if r.mode == "sampled")
+    actions = [r.action for r in references if r.action is not None]
+    order = judge_order(candidates)
+    result.judge_requests_exhaustive = len(order) if actions else 0
+    if not actions:
+        result.dropped = "no_reference_action"
+    else:
+        if settings.gate_mode == "likelihood":
+            if scorer is None:
+                raise ValueError("gate_mode 'likelihood' needs a scorer (prompt log-probabilities)")
+            judged = likelihood_judge(job, scorer, order, references, settings)
+        else:
+            judged = judge(job, agent, order, actions, settings, similarity)
+        (result.judgements, sent), (control, control_sent) = await gather_settled(
+            judged, control_for(job, agent, references, settings, similarity)
+        )
+        result.judge_requests = sent
+        result.control_requests = control_sent
+        result.agent_requests += sent + control_sent
+        if control is not None:
+            result.judgements.append(control)
+    system, prompt = compressor_prompt(job)
+    selection = select(
+        job.step,
+        candidates,
+        result.judgements,
+        system=system,
+        prompt=prompt,
+        prompt_version=PROMPT_VERSION,
+        max_per_step=settings.max_per_step,
+        fallback=settings.fallback,  # type: ignore[arg-type]
+        agent_model=agent.provider.model,
+        has_reference_action=bool(actions),
+    )
+    result.supervision = list(selection.rows)
+    if not result.supervision:
+        result.dropped = result.dropped or selection.drop_reason
+    result.preferences = preference_pairs(
+        job.step,
+        candidates,
+        result.judgements,
+        system=system,
+        prompt=prompt,
+        prompt_version=PROMPT_VERSION,
+        max_pairs=settings.max_preference_pairs,
+    )
+    return result

@@ -1,0 +1,93 @@
+"""The records and settings the NAP core passes around (`builder.nap.step` and its stages)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from builder.ingest.formats.base import FormatAdapter
+from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
+from builder.nap.control import control_mode
+from builder.nap.gate import Aggregate
+from schemas.candidates import CandidateRecord
+from schemas.judgements import JudgementRecord
+from schemas.preferences import PreferenceRecord
+from schemas.references import ReferenceRecord
+from schemas.steps import Action, StepRecord
+from schemas.supervision import SupervisionRecord
+from schemas.trajectories import TrajectoryRecord
+
+Similarity = Callable[[Action, Action], float]
+JudgeOne = Callable[[CandidateRecord, int], Awaitable[tuple[JudgementRecord, int]]]
+
+
+class Completer(Protocol):
+    """What NAP needs from an LLM client (`LLMClient` satisfies it)."""
+
+    provider: ChatProvider
+
+    async def complete(self, request: ChatRequest, *, stage: str) -> ChatResponse: ...
+
+
+@dataclass(frozen=True)
+class NapSettings:
+    """Every NAP choice, with the reference pipeline's values as defaults (DESIGN.md §1)."""
+
+    teacher_samples: int = 8
+    teacher_temperature: float = 1.0
+    teacher_max_tokens: int = 1024
+    teacher_structured: bool = True
+    rules: tuple[str, ...] = ()
+    reference_mode: str = "sampled"  # sampled | logged
+    reference_samples: int = 8
+    reference_temperature: float = 0.7
+    agent_temperature: float = 0.0
+    agent_max_tokens: int = 512
+    format_retries: int = 2
+    similarity: str = "semantic"
+    aggregate: Aggregate = "mean_top_k"
+    top_k: int = 3
+    threshold: float = 0.65
+    max_per_step: int = 4
+    fallback: str = "drop"  # drop | unchanged
+    exhaustive: bool = False
+    max_preference_pairs: int | None = 4  # None: every passing x failing pair
+    seed: int = 0
+    gate_mode: str = "generate"  # generate | likelihood
+    likelihood_score: str = "mean"  # mean | sum | grounded
+    likelihood_threshold: float = 0.5
+    control: str = "auto"  # auto | judged
+    control_floor: float = 0.5
+
+    @property
+    def control_mode(self) -> str:
+        """How this run's control is obtained (`builder.nap.control.control_mode`)."""
+        return control_mode(
+            self.control,
+            self.reference_mode,
+            self.reference_samples,
+            self.reference_temperature,
+            self.agent_temperature,
+        )
+
+
+@dataclass
+class StepResult:
+    candidates: list[CandidateRecord] = field(default_factory=list)
+    references: list[ReferenceRecord] = field(default_factory=list)
+    judgements: list[JudgementRecord] = field(default_factory=list)
+    supervision: list[SupervisionRecord] = field(default_factory=list)
+    preferences: list[PreferenceRecord] = field(default_factory=list)
+    dropped: str | None = None  # why the step produced no supervision
+    agent_requests: int = 0  # references, judgements and the control
+    control_requests: int = 0
+    judge_requests: int = 0
+    judge_requests_exhaustive: int = 0  # judging every unique valid candidate once
+
+
+@dataclass(frozen=True)
+class StepJob:
+    traj: TrajectoryRecord
+    step: StepRecord
+    adapter: FormatAdapter

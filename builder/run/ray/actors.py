@@ -1,0 +1,42 @@
+"""The Ray actor classes (importing this module imports Ray)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ray
+
+from builder.llm.protocol import Usage
+from builder.run.ray.coordinator import Coordinator, LimitSettings
+
+
+class _Coordinator:
+    """Hosts the `Coordinator` on an asyncio actor: waiters for a slot do not block others."""
+
+    def __init__(self, settings: LimitSettings) -> None:
+        self.state = Coordinator(settings)
+
+    async def acquire(
+        self, key: str, estimate: int, priority: int = 0, requests: int = 1
+    ) -> tuple[int | None, str | None]:
+        return await self.state.acquire(key, estimate, priority, requests)
+
+    async def add_requests(self, key: str, extra: int) -> None:
+        self.state.add_requests(key, extra)
+
+    async def release(self, lease: int, actual_tokens: int | None, unsent: bool = False) -> None:
+        self.state.release(lease, actual_tokens, unsent)
+
+    async def reserve(self, usd: float, tokens: int) -> None:
+        self.state.reserve(usd, tokens)
+
+    async def settle(self, usd: float, tokens: int, usage: Usage | None, cost_usd: float) -> None:
+        self.state.settle(usd, tokens, usage, cost_usd)
+
+    async def stats(self) -> dict[str, Any]:
+        return self.state.stats()
+
+
+# no CPU: it only waits; high concurrency: every waiter for a slot is one pending call
+_remote: Any = ray.remote
+CoordinatorActor: Any = _remote(num_cpus=0, max_concurrency=10_000)(_Coordinator)

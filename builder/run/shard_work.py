@@ -1,0 +1,116 @@
+"""One shard's work: load and scrub its steps, run NAP on each, write its tables and marker
+(the file work is `shard_io`'s, in the run's worker processes).
+
+This is the unit a distributed executor (Ray Data) would run: a function of a shard plan, the
+clients and the settings, with no global state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from builder.errors import PermanentLLMError
+from builder.ingest.formats import get_adapter
+from builder.llm.batch.queue import BatchDeferred
+from builder.llm.factory import Clients
+from builder.llm.settled import gather_settled
+from builder.nap.step import NapSettings, StepJob, StepResult, process_step
+from builder.run.shard_io import ScrubSettings, load_scrubbed, prepare_records, write_shard
+from builder.run.shards import ShardPlan
+from builder.run.workers import off_loop
+from builder.similarity.compare import get_similarity
+from schemas.steps import StepRecord
+from schemas.trajectories import TrajectoryRecord
+
+if TYPE_CHECKING:
+    from builder.scrub import Scrubber
+
+__all__ = ["Prepared", "ScrubSettings", "ShardDeferred", "prepare_shard", "run_shard"]
+
+log = logging.getLogger(__name__)
+
+
+def prepare_shard(
+    out_dir: Path, plan: ShardPlan, scrub: ScrubSettings
+) -> tuple[list[StepJob], Scrubber | None]:
+    """The shard's eligible steps as jobs, scrubbed (`shard_io.load_scrubbed`), in this
+    process (the plan, eval and Ray paths)."""
+    trajectories, steps, scrubber = load_scrubbed(out_dir, plan, scrub)
+    jobs = []
+    for step in steps:
+        traj = trajectories[step.trajectory_id]
+        jobs.append(StepJob(traj, step, get_adapter(traj.source_format)))
+    return jobs, scrubber
+
+
+Prepared = Awaitable[tuple[list[tuple[TrajectoryRecord, StepRecord]], dict[str, int]]]
+
+
+class ShardDeferred(Exception):
+    """Some steps of the shard wait for batch answers: nothing is written this round."""
+
+
+async def run_shard(
+    plan: ShardPlan,
+    out_dir: Path,
+    clients: Clients,
+    settings: NapSettings,
+    scrub: ScrubSettings,
+    digest: str,
+    on_step: Callable[[StepResult], None] = lambda _: None,
+    step_slots: asyncio.Semaphore | None = None,
+    pool: Executor | None = None,
+    prepared: Prepared | None = None,
+) -> dict[str, Any]:
+    """Process one shard and write its tables and marker; returns the marker's statistics.
+    Loading, scrubbing and writing run in `pool`'s processes (in a thread without one);
+    `prepared` is the shard's records asked for already (`schedule.prefetch_shards`)."""
+    if prepared is None:
+        prepared = off_loop(pool, prepare_records, out_dir, plan, scrub)
+    records, redactions = await prepared
+    jobs = [StepJob(traj, step, get_adapter(traj.source_format)) for traj, step in records]
+    similarity = get_similarity(settings.similarity)
+
+    async def one(job: StepJob) -> StepResult | None:
+        async with step_slots or contextlib.nullcontext():
+            try:
+                result = await process_step(
+                    job, clients.teacher, clients.agent, settings, similarity, clients.scorer
+                )
+            except BatchDeferred:
+                return None  # its next request goes with this round's batch job
+            except PermanentLLMError as exc:
+                if exc.kind != "context_length":
+                    raise
+                step = job.step
+                log.warning("step %s/%d dropped: %s", step.trajectory_id, step.step_index, exc)
+                result = StepResult(dropped="context_too_long")
+        on_step(result)
+        return result
+
+    # a failing step (budget refused, permanent error) lets the others' sent requests settle
+    outcomes = list(await gather_settled(*(one(job) for job in jobs)))
+    results = [r for r in outcomes if r is not None]
+    if len(results) < len(outcomes):
+        raise ShardDeferred(f"{len(outcomes) - len(results)} steps wait for a batch round")
+    dropped = Counter(r.dropped for r in results if r.dropped)
+    stats = {
+        "config_hash": digest,
+        "trajectories": len(plan.trajectory_ids),
+        "eligible_steps": len(jobs),
+        "dropped": dict(dropped),
+        "agent_requests": sum(r.agent_requests for r in results),
+        "judge_requests": sum(r.judge_requests for r in results),
+        "judge_requests_exhaustive": sum(r.judge_requests_exhaustive for r in results),
+        "control_requests": sum(r.control_requests for r in results),
+        "redactions": redactions,
+    }
+    await off_loop(pool, write_shard, out_dir, plan, results, stats)
+    return stats

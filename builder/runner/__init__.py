@@ -1,1 +1,0 @@
-"""Running a pipeline as a batch job: shards and resume, progress, logging, report, plots."""

@@ -1,0 +1,132 @@
+"""The labelled action pairs and agreement of a similarity with them.
+
+Shared by the tests (which assert floors), `benchmarks/agreement.py` (which reports) and
+`nap-builder calibrate` (which reads a user's own pairs in the same JSONL). A row is
+`{a, b, same, reason, category?, source?, split?}` with `a`/`b` as `{tool, command}` for shells
+or `{tool, arguments}` for tool calls. The split of a pair is fixed by a hash of the pair
+(`split_of`), decided before any tuning; pairs written while building the similarity are
+`design`, and the held-out half is never looked at pair by pair while tuning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder.errors import InputError
+from builder.ingest.formats.base import SHELL_TOOLS, shell_action, tool_call_action
+from builder.similarity.compare import Similarity
+from schemas.steps import Action
+
+LABELS_PATH = Path(__file__).resolve().parents[2] / "tests" / "similarity" / "labelled_pairs.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledPair:
+    a: Action
+    b: Action
+    same: bool
+    reason: str
+    split: str = "design"  # "design": tuned on; "holdout": never tuned on (see split_of)
+    category: str = "other"
+    source: str = "hand"
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """Confusion counts of "score >= threshold" against the labels."""
+
+    tp: int
+    fp: int
+    tn: int
+    fn: int
+
+    @property
+    def accuracy(self) -> float:
+        total = self.tp + self.fp + self.tn + self.fn
+        return (self.tp + self.tn) / total if total else 0.0
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "tp": self.tp,
+            "fp": self.fp,
+            "tn": self.tn,
+            "fn": self.fn,
+            "accuracy": round(self.accuracy, 4),
+            "precision": round(self.precision, 4),
+            "recall": round(self.recall, 4),
+        }
+
+
+def to_action(spec: dict) -> Action:
+    """An Action from a table entry: `{tool, command}` for shells, `{tool, arguments}` else."""
+    tool = spec["tool"]
+    if "command" in spec and tool in SHELL_TOOLS:
+        return shell_action(spec["command"], raw=spec["command"], tool=tool)
+    return tool_call_action(tool, spec.get("arguments", {}))
+
+
+def split_of(a: dict, b: dict) -> str:
+    """`holdout` for about half of all pairs, by a hash of the (unordered) pair."""
+    sides = sorted(json.dumps(x, sort_keys=True, ensure_ascii=False) for x in (a, b))
+    digest = hashlib.sha256("\n".join(sides).encode("utf-8")).digest()
+    return "holdout" if digest[0] % 2 == 0 else "design"
+
+
+def load_pairs(path: Path = LABELS_PATH) -> list[LabelledPair]:
+    """All labelled pairs of a JSONL table; a bad row is an error naming the line."""
+    pairs = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read labelled pairs ({exc.strerror})") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            a, b = to_action(row["a"]), to_action(row["b"])
+            same = row["same"]
+            if not isinstance(same, bool):
+                raise TypeError("'same' must be true or false")
+            pairs.append(
+                LabelledPair(
+                    a,
+                    b,
+                    same,
+                    str(row.get("reason", "")),
+                    str(row.get("split", "design")),
+                    str(row.get("category", "other")),
+                    str(row.get("source", "hand")),
+                )
+            )
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise InputError(f"{path}:{number}: not a labelled pair ({exc})") from None
+    return pairs
+
+
+def agreement(sim: Similarity, pairs: list[LabelledPair], threshold: float = 0.65) -> Agreement:
+    """Confusion counts of `sim(a, b) >= threshold` vs the human label."""
+    return confusion([(sim(p.a, p.b), p.same) for p in pairs], threshold)
+
+
+def confusion(scored: list[tuple[float, bool]], threshold: float) -> Agreement:
+    """Confusion counts of (score, label) pairs at one threshold (scores computed once)."""
+    tp = fp = tn = fn = 0
+    for score, same in scored:
+        said = score >= threshold
+        tp += said and same
+        fp += said and not same
+        tn += not said and not same
+        fn += not said and same
+    return Agreement(tp=tp, fp=fp, tn=tn, fn=fn)

@@ -1,0 +1,42 @@
+"""The comparable evidence about one unit of work (see `features`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from builder.similarity import intent as it
+
+
+@dataclass(frozen=True, slots=True)
+class LineRange:
+    """Lines read: 1-based inclusive; `end=None` is to end of file; `start<0` counts from end."""
+
+    start: int
+    end: int | None
+
+
+WHOLE = LineRange(1, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Comparable evidence about one unit of work."""
+
+    intent: str
+    verb: str
+    op: str | None = None  # finer kind: write/append/edit/delete/view/install/...
+    files: frozenset[str] = frozenset()
+    patterns: frozenset[str] = frozenset()
+    ranges: tuple[LineRange, ...] = ()
+    content: str | None = None  # heredoc, python -c code, echoed text, new_str, file_text
+    old_text: str | None = None  # the anchor of an edit (old_str, sed -i script)
+    git: str | None = None  # the git subcommand
+    revisions: frozenset[str] = frozenset()  # git revisions/ranges and view options (--cached)
+    stages: tuple[str, ...] = ()  # downstream filters that change what is shown (`| wc -l`)
+    sink: str | None = None  # where stdout goes instead of the agent's screen (`> out.txt`)
+    end: str | None = None  # "tail": only the last lines of the output are shown (`| tail -5`)
+    flags: frozenset[str] = frozenset()
+    editor: bool = False  # came from an editor tool (field-wise comparison applies)
+
+
+SUBMIT_FEATURES = Features(intent=it.SUBMIT, verb="submit")

@@ -1,0 +1,60 @@
+"""SWE-agent's own commands as features: `open`, `goto`, `find_file`, `search_*`, the editor CLI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builder.similarity import intent as it
+from builder.similarity.bashparse import SimpleCommand
+from builder.similarity.normalize import resolve
+from builder.similarity.records import WHOLE, Features, LineRange
+from builder.similarity.tools import editor_features, to_int
+
+
+def _paths(args: list[str] | tuple[str, ...], cwd: str | None) -> frozenset[str]:
+    return frozenset(resolve(a, cwd) for a in args)
+
+
+def swe_open(prog: str, cmd: SimpleCommand) -> Features:
+    pos = list(cmd.args)
+    if prog == "goto" or not pos:
+        line = to_int(pos[0]) if pos else None
+        rng = LineRange(max(1, line - 50), line + 50) if line else WHOLE
+        return Features(intent=it.READ, verb="open", ranges=(rng,))
+    line = to_int(pos[1]) if len(pos) > 1 else None
+    rng = LineRange(max(1, line - 50), line + 50) if line else LineRange(1, 100)
+    return Features(intent=it.READ, verb="open", files=_paths(pos[:1], cmd.cwd), ranges=(rng,))
+
+
+def swe_search(prog: str, cmd: SimpleCommand) -> Features:
+    pos = list(cmd.args)
+    pattern = frozenset(pos[:1])
+    if prog == "find_file":
+        where = _paths(pos[1:] or ["."], cmd.cwd)
+        return Features(intent=it.SEARCH, verb="find", op="name", patterns=pattern, files=where)
+    where = _paths(pos[1:] or (["."] if prog == "search_dir" else []), cmd.cwd)
+    return Features(intent=it.SEARCH, verb="grep", op="content", patterns=pattern, files=where)
+
+
+def editor_cli(prog: str, cmd: SimpleCommand) -> Features:
+    """`str_replace_editor view /testbed/x.py --view_range 1 50` (SWE-agent 1.x action text)."""
+    args: dict[str, Any] = {}
+    pos: list[str] = []
+    items = list(cmd.args)
+    while items:
+        tok = items.pop(0)
+        if tok == "--view_range" and len(items) >= 2:
+            args["view_range"] = [items.pop(0), items.pop(0)]
+        elif tok.startswith("--") and items:
+            args[tok[2:]] = items.pop(0)
+        else:
+            pos.append(tok)
+    args.setdefault("command", pos[0] if pos else "view")
+    args.setdefault("path", resolve(pos[1], cmd.cwd) if len(pos) > 1 else "")
+    return editor_features(args)
+
+
+def swe_create(prog: str, cmd: SimpleCommand) -> Features:
+    return Features(
+        intent=it.MODIFY, verb="create", op="write", files=_paths(cmd.args[:1], cmd.cwd)
+    )

@@ -1,0 +1,257 @@
+"""Trajectory → steps: pair each observation with the action before it and the one after, and
+decide whether it is eligible for compression (and why not).
+
+Step rule, per turn (a non-demo assistant message):
+- a turn with tool calls is answered by the `tool` messages after it (up to the next assistant
+  turn); user messages in between (hooks, meta and system-injected text) are context, not steps;
+- a turn whose action is written as text (a fenced block, an XML call) is answered by the next
+  message when it is a `user` message;
+- a turn without any action gives a step only in harnesses that answer every turn with a user
+  message (`adapter.text_replies`: the format-error feedback of mini-swe-agent or SWE-agent);
+  in tool-call harnesses (Claude Code, OpenHands, ATIF) it is talk, and what follows is context.
+
+Each step's action is the call its observation answers (parallel calls keep their own). The
+next action is the first action of the next turn that has one, so a text-only turn in between
+does not make a step `last_step`; `last_step` means no later turn acts. When the turn the next
+action comes from, or a turn skipped on the way, was rejected by the harness as a format error
+(`adapter.rejected`), the step is marked `next_action_rejected` and is not eligible unless
+`EligibilityRules.allow_rejected_next_action`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+
+from builder.ingest.formats.base import FormatAdapter
+from builder.similarity.bashparse import parses
+from builder.steps.observation import looks_binary, number_lines
+from builder.steps.tokens import count_tokens
+from schemas.steps import Action, StepRecord
+from schemas.trajectories import Message, TrajectoryRecord
+
+FOCUS_KEYS = ("context_focus_question", "focus_question", "cfq")
+
+
+@dataclass(frozen=True)
+class EligibilityRules:
+    """When an observation is worth compressing (DESIGN.md: 256 tokens for training data)."""
+
+    min_tokens: int = 256
+    require_focus: bool = False
+    max_observation_chars: int = 1_000_000
+    allow_rejected_next_action: bool = False
+
+
+@dataclass(frozen=True)
+class _Turn:
+    action_index: int
+    actions: list[Action]
+    observation_indices: list[int]
+    rejected: bool
+
+
+def observation_indices(
+    messages: Sequence[Message], index: int, has_action: bool = True, text_replies: bool = True
+) -> list[int]:
+    """Indices of the observations answering the assistant message at `index` (module rule)."""
+    message = messages[index]
+    if message.tool_calls:
+        found = []
+        for j in range(index + 1, len(messages)):
+            if messages[j].role == "assistant":
+                break
+            if messages[j].role == "tool":
+                found.append(j)
+        return found
+    if not has_action and not text_replies:
+        return []
+    following = index + 1
+    if following < len(messages) and messages[following].role == "user":
+        return [following]
+    return []
+
+
+def _turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> list[_Turn]:
+    turns = []
+    text_replies = adapter.text_replies
+    for i, message in enumerate(traj.messages):
+        if message.role != "assistant" or message.is_demo:
+            continue
+        actions = adapter.parse_action(message)
+        observed = observation_indices(traj.messages, i, bool(actions), text_replies)
+        turns.append(_Turn(i, actions, observed, adapter.rejected(message, actions)))
+    return turns
+
+
+def own_action(turn: _Turn, messages: Sequence[Message], obs_index: int) -> Action | None:
+    """The action an observation answers: the call with its `tool_call_id`, else the first."""
+    calls = messages[turn.action_index].tool_calls
+    call_id = messages[obs_index].tool_call_id
+    if call_id is not None and len(calls) == len(turn.actions):
+        for call, action in zip(calls, turn.actions, strict=True):
+            if call.id == call_id:
+                return action
+    return turn.actions[0] if turn.actions else None
+
+
+def next_action(turns: Sequence[_Turn], position: int) -> tuple[Action | None, bool]:
+    """(the first action after turn `position`, whether a turn up to it was rejected)."""
+    rejected = False
+    for later in turns[position + 1 :]:
+        rejected = rejected or later.rejected
+        if later.actions:
+            return later.actions[0], rejected
+    return None, rejected
+
+
+def focus_question(action: Action | None) -> str | None:
+    """The context-focus question the agent attached to its call, when the harness logs one."""
+    if action is None:
+        return None
+    try:
+        arguments = json.loads(action.arguments)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(arguments, dict):
+        return None
+    for key in FOCUS_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def message_tokens(message: Message, max_chars: int = 1_000_000) -> int:
+    """cl100k tokens of what a message contributes to the context (content and tool calls).
+
+    Content over `max_chars` is estimated at 4 characters a token: BPE over one huge run of
+    text is slow, and such a message is never compressed anyway.
+    """
+    content = message.content
+    if len(content) > max_chars:
+        total = len(content) // 4
+    else:
+        total = count_tokens(content) if content else 0
+    for call in message.tool_calls:
+        total += count_tokens(call.name) + count_tokens(call.arguments)
+    return total
+
+
+def build_steps(
+    traj: TrajectoryRecord, adapter: FormatAdapter, rules: EligibilityRules
+) -> Iterator[StepRecord]:
+    """One StepRecord per observation of the trajectory, in message order."""
+    turns = _turns(traj, adapter)
+    if not turns:
+        return
+    limit = rules.max_observation_chars
+    observations: dict[int, tuple[str, int | None]] = {}
+    sizes = []
+    observed = {i for t in turns for i in t.observation_indices}
+    for index, message in enumerate(traj.messages):
+        if index in observed:
+            head, payload, tail = adapter.split_observation(message)
+            tokens = count_tokens(payload) if len(payload) <= limit else None
+            observations[index] = (payload, tokens)
+            envelope = count_tokens(head) + count_tokens(tail)
+            sizes.append(envelope + (tokens if tokens is not None else len(payload) // 4))
+        else:
+            sizes.append(message_tokens(message, limit))
+    prefix = [0, *accumulate(sizes)]
+    step_index = 0
+    for position, turn in enumerate(turns):
+        following, rejected = next_action(turns, position)
+        thought = traj.messages[turn.action_index].content or None
+        for obs_index in turn.observation_indices:
+            payload, tokens = observations[obs_index]
+            yield _step(
+                traj,
+                step_index,
+                turn,
+                obs_index,
+                own_action(turn, traj.messages, obs_index),
+                thought,
+                payload,
+                tokens,
+                (following, rejected),
+                prefix[obs_index],
+                rules,
+            )
+            step_index += 1
+
+
+def _step(
+    traj: TrajectoryRecord,
+    step_index: int,
+    turn: _Turn,
+    obs_index: int,
+    action: Action | None,
+    thought: str | None,
+    payload: str,
+    raw_tokens: int | None,
+    following: tuple[Action | None, bool],
+    prefix_tokens: int,
+    rules: EligibilityRules,
+) -> StepRecord:
+    next_action, rejected = following
+    oversized = raw_tokens is None
+    numbered_tokens = None if oversized else count_tokens(number_lines(payload))
+    focus = focus_question(action)
+    reason = ineligible_reason(
+        turn.actions, payload, next_action, numbered_tokens, focus, oversized, rules, rejected
+    )
+    return StepRecord(
+        trajectory_id=traj.trajectory_id,
+        step_index=step_index,
+        action_message_index=turn.action_index,
+        observation_message_index=obs_index,
+        source_format=traj.source_format,
+        harness=traj.harness,
+        action=action,
+        num_actions=len(turn.actions),
+        thought=thought,
+        observation=payload,
+        next_action=next_action,
+        focus_question=focus,
+        observation_tokens=raw_tokens,
+        observation_numbered_tokens=numbered_tokens,
+        prefix_tokens=prefix_tokens,
+        eligible=reason is None,
+        ineligible_reason=reason,
+    )
+
+
+def ineligible_reason(
+    actions: Sequence[Action],
+    payload: str,
+    next_action: Action | None,
+    numbered_tokens: int | None,
+    focus: str | None,
+    oversized: bool,
+    rules: EligibilityRules,
+    next_rejected: bool = False,
+) -> str | None:
+    """Why a step cannot be compressed, or None when it can (checked in this order)."""
+    if not actions:
+        return "no_action"
+    if len(actions) > 1:
+        return "multiple_actions"
+    command = actions[0].command
+    if command is not None and not parses(command):
+        return "unparseable_command"
+    if oversized:
+        return "observation_too_large"
+    if looks_binary(payload):
+        return "binary_observation"
+    if next_action is None:
+        return "last_step"
+    if next_rejected and not rules.allow_rejected_next_action:
+        return "next_action_rejected"
+    if numbered_tokens is None or numbered_tokens < rules.min_tokens:
+        return "below_threshold"
+    if rules.require_focus and not focus:
+        return "no_focus"
+    return None

@@ -1,0 +1,61 @@
+"""Rebuild the exact context the agent saw before its next action, optionally with a compressed
+observation in place of the raw one.
+
+The context is every message before the next assistant turn: the history, the action, and the
+observation message (plus anything the harness added after it, such as a reminder), so that
+with the raw observation it equals the logged prompt. Only the observation's payload changes:
+the harness's envelope (mini-swe-agent `<returncode>`/`<output>`, SWE-smith `OBSERVATION:`) and
+the tool message's `tool_call_id` stay as logged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from builder.ingest.formats.base import FormatAdapter
+from schemas.steps import StepRecord
+from schemas.trajectories import Message, TrajectoryRecord
+
+
+def context_end(messages: list[Message], observation_index: int) -> int:
+    """Index just past the last message the agent saw before its next turn."""
+    end = observation_index + 1
+    while end < len(messages) and messages[end].role != "assistant":
+        end += 1
+    return end
+
+
+def substitute(message: Message, adapter: FormatAdapter, rendered: str) -> Message:
+    """The observation message with its payload replaced, envelope and ids untouched."""
+    prefix, _, suffix = adapter.split_observation(message)
+    return dataclasses.replace(message, content=prefix + rendered + suffix, content_parts=None)
+
+
+def agent_context(
+    traj: TrajectoryRecord, step: StepRecord, adapter: FormatAdapter, rendered: str | None = None
+) -> list[Message]:
+    """The messages for the agent request of `step`; `rendered=None` keeps the raw observation."""
+    messages = list(traj.messages)
+    end = context_end(messages, step.observation_message_index)
+    context = messages[:end]
+    if rendered is not None:
+        index = step.observation_message_index
+        context[index] = substitute(context[index], adapter, rendered)
+    return context
+
+
+def shared_prefix_length(step: StepRecord) -> int:
+    """Messages shared by every agent request of a step (for explicit prompt caching)."""
+    return step.observation_message_index
+
+
+def tools_of(traj: TrajectoryRecord) -> tuple[dict[str, Any], ...] | None:
+    """The tool schemas the agent was given, in OpenAI function format, or None."""
+    if not traj.tools:
+        return None
+    tools = json.loads(traj.tools)
+    if not isinstance(tools, list) or not tools:
+        return None
+    return tuple(t for t in tools if isinstance(t, dict))
