@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from builder import __version__
+from schemas import SCHEMA_VERSION
 from builder.config import PipelineConfig
 from builder.ingest.parallel import InputSpec, format_summary, run_ingest
 from builder.run.shards import NAP_TABLES, read_json, write_json_atomic
@@ -22,11 +23,14 @@ log = logging.getLogger(__name__)
 
 
 def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
-    """What an ingest depends on: the inputs, the eligibility rules and the builder version."""
+    """What an ingest depends on: the inputs, the eligibility rules, the builder version and
+    the tables' schema version (a run folder ingested under an older schema is re-ingested,
+    its NAP tables discarded; cached model answers stay free)."""
     return {
         "inputs": [i.model_dump() for i in cfg.inputs],
         "eligibility": cfg.eligibility.model_dump(),
         "builder": __version__,
+        "schema": SCHEMA_VERSION,
     }
 
 
