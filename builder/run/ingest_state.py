@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from builder import __version__
-from schemas import SCHEMA_VERSION
 from builder.config import PipelineConfig
 from builder.ingest.parallel import InputSpec, format_summary, run_ingest
 from builder.run.shards import NAP_TABLES, read_json, write_json_atomic
 from builder.steps.pairing import EligibilityRules
 from builder.storage.inputs import localize_input
 from builder.storage.mirror import delete_remote, push_paths
+from schemas import SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 

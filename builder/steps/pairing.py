@@ -28,8 +28,8 @@ from itertools import accumulate
 from builder.ingest.formats.base import FormatAdapter
 from builder.similarity.bashparse import parses
 from builder.steps.observation import looks_binary, number_lines
-from builder.steps.tool_sets import resolve_tools
 from builder.steps.tokens import count_tokens
+from builder.steps.tool_sets import resolve_tools
 from schemas.steps import Action, StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
 

@@ -19,8 +19,14 @@ Refusal = tuple[int, dict[str, Any]] | None
 CHARS_PER_TOKEN = 4
 
 # The windows the flavours assume when a test sets none (large: only tests that ask overflow).
-DEFAULT_WINDOW = {"openai": 128_000, "anthropic": 200_000, "vllm": 32_768, "sglang": 32_768,
-                  "llama-server": 32_768, "llama-cpp-python": 32_768}  # fmt: skip
+DEFAULT_WINDOW = {
+    "openai": 128_000,
+    "anthropic": 200_000,
+    "vllm": 32_768,
+    "sglang": 32_768,
+    "llama-server": 32_768,
+    "llama-cpp-python": 32_768,
+}
 
 # platform.openai.com/docs/guides/reasoning: o-series and gpt-5 reasoning models accept only
 # the default temperature/top_p and take max_completion_tokens (gpt-5-chat is not one of them)
@@ -37,8 +43,9 @@ def prompt_tokens(body: dict[str, Any]) -> int:
 
 
 def _openai_error(message: str, param: str | None, code: str | None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "param": param,
-                      "code": code}}  # fmt: skip
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+    }
 
 
 def openai_api(body: dict[str, Any], window: int) -> Refusal:
@@ -116,8 +123,9 @@ def vllm(body: dict[str, Any], window: int) -> Refusal:
         f"{used + wanted} tokens. Please reduce the length of the input prompt or the number "
         "of requested output tokens."
     )
-    return 400, {"error": {"message": message, "type": "BadRequestError", "param": None,
-                           "code": 400}}  # fmt: skip
+    return 400, {
+        "error": {"message": message, "type": "BadRequestError", "param": None, "code": 400}
+    }
 
 
 def vllm_engine(body: dict[str, Any], window: int) -> Refusal:
@@ -130,8 +138,13 @@ def vllm_engine(body: dict[str, Any], window: int) -> Refusal:
         f"The decoder prompt (length {used}) is longer than the maximum model length of "
         f"{window}. Make sure that `max_model_len` is no smaller than the number of text tokens."
     )
-    return 400, {"object": "error", "message": message, "type": "BadRequestError",
-                 "param": None, "code": 400}  # fmt: skip
+    return 400, {
+        "object": "error",
+        "message": message,
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    }
 
 
 def sglang(body: dict[str, Any], window: int) -> Refusal:
@@ -152,25 +165,41 @@ def sglang(body: dict[str, Any], window: int) -> Refusal:
         )
     else:
         return None
-    return 400, {"object": "error", "message": message, "type": "BadRequestError",
-                 "param": None, "code": 400}  # fmt: skip
+    return 400, {
+        "object": "error",
+        "message": message,
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    }
 
 
 def llama_server(body: dict[str, Any], window: int) -> Refusal:
     """llama.cpp's llama-server (tools/server/server-common.cpp: `n` other than 1 throws in
     the request parser; format_error_response; server-context.cpp: the context check)."""
     if int(body.get("n") or 1) != 1:
-        return 400, {"error": {"code": 400, "message": "Only one completion choice is allowed",
-                               "type": "invalid_request_error"}}  # fmt: skip
+        return 400, {
+            "error": {
+                "code": 400,
+                "message": "Only one completion choice is allowed",
+                "type": "invalid_request_error",
+            }
+        }
     used = prompt_tokens(body)
     if used > window:
         message = (
             f"request ({used} tokens) exceeds the available context size ({window} tokens), "
             "try increasing it"
         )
-        return 400, {"error": {"code": 400, "message": message,
-                               "type": "exceed_context_size_error", "n_prompt_tokens": used,
-                               "n_ctx": window}}  # fmt: skip
+        return 400, {
+            "error": {
+                "code": 400,
+                "message": message,
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": used,
+                "n_ctx": window,
+            }
+        }
     return None
 
 
@@ -191,8 +220,11 @@ def llama_cpp_python(body: dict[str, Any], window: int) -> Refusal:
 
 def _anthropic_error(message: str) -> dict[str, Any]:
     # docs.anthropic.com/en/api/errors: {"type": "error", "error": {"type", "message"}}
-    return {"type": "error", "error": {"type": "invalid_request_error", "message": message},
-            "request_id": "req_standin"}  # fmt: skip
+    return {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": message},
+        "request_id": "req_standin",
+    }
 
 
 def anthropic(body: dict[str, Any], window: int) -> Refusal:
@@ -228,8 +260,11 @@ def anthropic_tool_blocks(body: dict[str, Any]) -> Refusal:
     `tool_result` answers a `tool_use` of the previous one (bodies as reported in
     github.com/anthropics/claude-code/issues/7929 and #13460)."""
     messages = body.get("messages", [])
-    blocks = [(i, j, b) for i, m in enumerate(messages)
-              for j, b in enumerate(m["content"] if isinstance(m["content"], list) else [])]  # fmt: skip
+    blocks = [
+        (i, j, b)
+        for i, m in enumerate(messages)
+        for j, b in enumerate(m["content"] if isinstance(m["content"], list) else [])
+    ]
     kinds = {b.get("type") for _, _, b in blocks}
     if kinds & {"tool_use", "tool_result"} and not body.get("tools"):
         return 400, _anthropic_error(
@@ -239,8 +274,15 @@ def anthropic_tool_blocks(body: dict[str, Any]) -> Refusal:
         content = message["content"] if isinstance(message["content"], list) else []
         uses = [b["id"] for b in content if b.get("type") == "tool_use"]
         following = messages[i + 1]["content"] if i + 1 < len(messages) else []
-        answered = {b.get("tool_use_id") for b in following if isinstance(b, dict)
-                    and b.get("type") == "tool_result"} if isinstance(following, list) else set()  # fmt: skip
+        answered = (
+            {
+                b.get("tool_use_id")
+                for b in following
+                if isinstance(b, dict) and b.get("type") == "tool_result"
+            }
+            if isinstance(following, list)
+            else set()
+        )
         missing = [u for u in uses if u not in answered]
         if missing:
             return 400, _anthropic_error(
@@ -249,8 +291,11 @@ def anthropic_tool_blocks(body: dict[str, Any]) -> Refusal:
                 "corresponding `tool_result` block in the next message."
             )
         previous = messages[i - 1]["content"] if i > 0 else []
-        used_ids = {b.get("id") for b in previous if isinstance(b, dict)
-                    and b.get("type") == "tool_use"} if isinstance(previous, list) else set()  # fmt: skip
+        used_ids = (
+            {b.get("id") for b in previous if isinstance(b, dict) and b.get("type") == "tool_use"}
+            if isinstance(previous, list)
+            else set()
+        )
         for j, block in enumerate(content):
             if block.get("type") == "tool_result" and block.get("tool_use_id") not in used_ids:
                 return 400, _anthropic_error(
@@ -281,10 +326,21 @@ def refuse(flavour: str, body: dict[str, Any], window: int | None) -> Refusal:
 # Rate limiting as the services answer it (429 with Retry-After), for fault injection.
 RATE_LIMITED = {
     # platform.openai.com/docs/guides/error-codes (429 rate_limit_exceeded)
-    "openai": {"error": {"message": "Rate limit reached for requests per min (RPM): Limit 500, "
-                         "Used 500, Requested 1. Please try again in 0s.", "type": "requests",
-                         "param": None, "code": "rate_limit_exceeded"}},  # fmt: skip
+    "openai": {
+        "error": {
+            "message": "Rate limit reached for requests per min (RPM): Limit 500, "
+            "Used 500, Requested 1. Please try again in 0s.",
+            "type": "requests",
+            "param": None,
+            "code": "rate_limit_exceeded",
+        }
+    },
     # docs.anthropic.com/en/api/errors (429 rate_limit_error)
-    "anthropic": {"type": "error", "error": {"type": "rate_limit_error",
-                  "message": "Number of request tokens has exceeded your per-minute rate limit"}},  # fmt: skip
+    "anthropic": {
+        "type": "error",
+        "error": {
+            "type": "rate_limit_error",
+            "message": "Number of request tokens has exceeded your per-minute rate limit",
+        },
+    },
 }

@@ -103,7 +103,9 @@ def _traj(harness: str, calls: list[ToolCall], tools: str | None = None) -> Traj
     messages = [Message("user", "task")]
     for call in calls:
         messages += [Message("assistant", "", [call]), Message("tool", "out", tool_call_id=call.id)]
-    return TrajectoryRecord("t", "x", "x", 0, None, harness, None, None, "task", None, tools, messages)
+    return TrajectoryRecord(
+        "t", "x", "x", 0, None, harness, None, None, "task", None, tools, messages
+    )
 
 
 def test_an_unknown_harness_gets_schemas_inferred_from_its_calls() -> None:
