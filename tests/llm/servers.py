@@ -11,7 +11,8 @@ that service's real error body (`tests/llm/refusals.py`, every rule cited): `fla
 the service (`openai`, `vllm`, `vllm-engine`, `sglang`, `llama-server`, `llama-cpp-python`;
 `anthropic` for the Messages API), `context_window` its window. `throttle` answers that share
 of requests with a 429 and `Retry-After: 0` (each request at most `throttle_repeats` times in
-a row), as rate-limited services do.
+a row, and again whenever it comes back within `throttle_window_s` of its last 429: the limit
+has not reset yet), as rate-limited services do.
 """
 
 from __future__ import annotations
@@ -116,12 +117,15 @@ class FakeAPIServer:
         context_window: int | None = None,
         throttle: float = 0.0,
         throttle_repeats: int = 3,
+        throttle_window_s: float = 0.2,
     ) -> None:
         self.api = api
         self.flavour = flavour or ("openai" if api == "openai" else "anthropic")
         self.context_window = context_window
         self.throttle = throttle
         self.throttle_repeats = throttle_repeats
+        self.throttle_window_s = throttle_window_s
+        self._throttled_at: dict[str, float] = {}
         self.throttled = 0
         self.refused: list[tuple[int, dict[str, Any]]] = []  # every refusal sent, in order
         self._random = random.Random(0)
@@ -187,10 +191,15 @@ class FakeAPIServer:
         """A 429 with `Retry-After: 0` for a `throttle` share of requests (lock held)."""
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         row = self._throttled_in_a_row.get(digest, 0)
-        if row >= self.throttle_repeats or self._random.random() >= self.throttle:
+        now = time.monotonic()
+        # a retry within the window meets the same exhausted limit: a client that honours
+        # `Retry-After: 0` literally spends its retries here
+        again = now - self._throttled_at.get(digest, -1e9) < self.throttle_window_s
+        if not again and (row >= self.throttle_repeats or self._random.random() >= self.throttle):
             self._throttled_in_a_row[digest] = 0
             return None
         self._throttled_in_a_row[digest] = row + 1
+        self._throttled_at[digest] = now
         self.throttled += 1
         body_text = json.dumps(RATE_LIMITED["openai" if self.api == "openai" else "anthropic"])
         return Fault("status", 429, {"retry-after": "0"}, body_text)
