@@ -94,6 +94,10 @@ class LLMClient:
                 stats.cache_hits += 1
                 return dataclasses.replace(await asyncio.shield(twin), cached=True)
             if self.batch is not None:  # sent with the next round's batch job
+                blocked = self.batch.blocked(key)
+                if blocked is not None:  # refused, or failed too often: never sent again
+                    stats.errors[blocked.kind] += 1
+                    raise blocked
                 self.batch.defer(self.role, key, request, stage)
                 raise BatchDeferred(f"{stage} request deferred to the next batch round")
             stats.cache_misses += 1

@@ -59,6 +59,9 @@ def finish_report(
     settings = settings or NapSettings()
     extra["gate"] = gate_section(settings)
     extra["sampling"] = sampling_section(settings)
+    batch = batch_section(out_dir)
+    if batch:
+        extra["batch"] = batch
     with loaded(out_dir):  # one read of each table for the figures and the plots
         report = build_report(
             out_dir,
@@ -88,6 +91,20 @@ def gate_section(settings: NapSettings) -> dict[str, Any]:
     else:
         section |= {"similarity": settings.similarity, "threshold": settings.threshold}
     return section | {"aggregate": settings.aggregate, "top_k": settings.top_k}
+
+
+def batch_section(out_dir: Path) -> dict[str, Any]:
+    """Batch lines that failed, by reason (the ledger's): refused ones were never resent."""
+    from builder.llm.batch.ledger import BatchLedger
+    from builder.llm.batch.status import LEDGER
+
+    if not (out_dir / LEDGER).exists():
+        return {}
+    ledger = BatchLedger(out_dir / LEDGER)
+    try:
+        return {"refused": ledger.reasons("refused"), "failed": ledger.reasons("failed")}
+    finally:
+        ledger.close()
 
 
 def sampling_section(settings: NapSettings) -> dict[str, Any]:
