@@ -4,4 +4,6 @@ Every table carries `schema_version` in its Arrow metadata so that readers can r
 files written by an incompatible builder.
 """
 
-SCHEMA_VERSION = "2"  # 2: judgements gained is_control, gate_mode, scores
+SCHEMA_VERSION = (
+    "3"  # 3: steps gained tool_schemas; 2: judgements gained is_control, gate_mode, scores
+)

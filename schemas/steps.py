@@ -46,6 +46,9 @@ STEP_SCHEMA = with_version(
             pa.field("prefix_tokens", pa.int64()),
             pa.field("eligible", pa.bool_(), nullable=False),
             pa.field("ineligible_reason", pa.string()),
+            # where the agent requests' tool schemas come from: recorded, harness, inferred
+            # (`+inferred` when some called tools had to be inferred), null without tool calls
+            pa.field("tool_schemas", pa.string()),
         ]
     ),
     "steps",
@@ -71,3 +74,4 @@ class StepRecord:
     prefix_tokens: int | None = None
     eligible: bool = False
     ineligible_reason: str | None = None
+    tool_schemas: str | None = None

@@ -45,7 +45,29 @@ class EndpointConfig(_Model):
         description="HTTP stack of OpenAI-compatible endpoints: `direct` (JSON POSTs on one "
         "aiohttp session, no SDK in the request path: the least CPU per request, "
         "benchmarks/bench_run.py), or the OpenAI SDK on `aiohttp` or `httpx`. Answers are the "
-        "same; batch jobs always use the SDK.",
+        "same; batch jobs always use the SDK. The Anthropic SDK runs on aiohttp for `direct` "
+        "and `aiohttp`, on httpx for `httpx`.",
+    )
+    context_window: int | None = Field(
+        default=None,
+        ge=1,
+        description="The model's context window in tokens. Set, a step whose agent context "
+        "(cl100k tokens of the replayed messages and tools) plus max_tokens exceeds it is "
+        "dropped before anything is sent (`context_window` in the report's dropped steps); "
+        "cl100k is not every model's tokenizer, so leave a margin. A step the endpoint refuses "
+        "as too long is dropped with its reason either way.",
+    )
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = Field(
+        default=None,
+        description="`reasoning_effort` sent to OpenAI reasoning models (gpt-5, o-series); "
+        "null sends none (the model's default).",
+    )
+    reasoning_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="Completion tokens added to max_tokens for a model that reasons before "
+        "answering (its thinking counts against the limit); null: 4096 for the reasoning "
+        "models of builder/llm/model_rules.py, 0 otherwise.",
     )
     batch: bool = Field(
         default=False,

@@ -11,13 +11,20 @@ the completion text.
 
 The body is posted as built (`client.post`), not through `messages.create`: its signature
 drifts between SDK versions (recent ones dropped `temperature`), and its typed-params
-transform costs milliseconds of CPU per request. Auth, timeouts and error types are the SDK's.
+transform costs milliseconds of CPU per request. Auth, timeouts and error types are the SDK's;
+its HTTP stack is aiohttp (`DefaultAioHttpClient`, the `anthropic[aiohttp]` extra) unless the
+role's `transport` is `httpx` (benchmarks/bench_anthropic_transport.py measures both).
+
+Models released after Claude Opus 4.6 refuse `temperature` (and top_p, top_k): known ones are
+sent without it (`builder.llm.model_rules`), and a model that refuses it anyway is sent without
+it from then on (race-free: a request compares the refusal with the body it sent).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import time
 from typing import Any
@@ -26,13 +33,17 @@ import anthropic
 
 from builder.errors import ConfigError, TransientLLMError
 from builder.llm.admission import Gate, NoGate
+from builder.llm.error_kinds import SAMPLING, refusal_kind
 from builder.llm.messages import root_object_schema, to_anthropic, to_anthropic_tool
+from builder.llm.model_rules import model_rules
 from builder.llm.protocol import ChatRequest, ChatResponse, Completion, Usage
 from builder.llm.sdk_errors import raise_mapped
 from schemas.trajectories import ToolCall
 
+log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 1024  # the API requires max_tokens
 SCHEMA_TOOL = "respond"
+SAMPLING_PARAMS = frozenset({"temperature", "top_p"})
 
 
 class AnthropicProvider:
@@ -46,6 +57,7 @@ class AnthropicProvider:
         base_url: str | None = None,
         timeout: float = 120.0,
         api_key_env: str = "ANTHROPIC_API_KEY",
+        transport: str = "aiohttp",
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -53,9 +65,16 @@ class AnthropicProvider:
         api_key = os.environ.get(self.api_key_env)
         if not api_key:
             raise ConfigError(f"set {self.api_key_env} to use the Anthropic API (model {model!r})")
+        self.transport = "httpx" if transport == "httpx" else "aiohttp"
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=_http_client(self.transport),
         )
+        fixed = model_rules(self.provider, model).fixed_sampling
+        self.refused_sampling = SAMPLING_PARAMS if fixed else frozenset()
         self._label = f"anthropic {model} at {base_url or 'api.anthropic.com'}"
 
     async def aclose(self) -> None:
@@ -67,10 +86,9 @@ class AnthropicProvider:
     ) -> ChatResponse:
         started = time.perf_counter()
         gate = gate or NoGate()
-        body = build_request(self.model, request)
-        first = [await self._create(body, gate)] if request.n > 1 else []
+        first = [await self._create(request, gate)] if request.n > 1 else []
         rest = await asyncio.gather(
-            *(self._create(body, gate) for _ in range(request.n - len(first)))
+            *(self._create(request, gate) for _ in range(request.n - len(first)))
         )
         results = first + list(rest)
         structured = request.json_schema is not None
@@ -79,10 +97,10 @@ class AnthropicProvider:
         model = str(results[0].get("model") or self.model)
         return ChatResponse(completions, usage, time.perf_counter() - started, model)
 
-    async def _create(self, body: dict[str, Any], gate: Gate | NoGate) -> dict[str, Any]:
+    async def _create(self, request: ChatRequest, gate: Gate | NoGate) -> dict[str, Any]:
         async with gate.http(1) as sent:
             try:
-                result = await self._client.post("/v1/messages", body=body, cast_to=dict[str, Any])
+                result = await self._post_adapting(request)
             except Exception as exc:
                 raise_mapped(exc, anthropic, self._label, self.api_key_env)
             if not isinstance(result, dict) or not isinstance(result.get("content"), list):
@@ -92,9 +110,42 @@ class AnthropicProvider:
             sent.usage = to_usage(result.get("usage") or {})
         return result
 
+    async def _post_adapting(self, request: ChatRequest) -> dict[str, Any]:
+        """POST; a refused sampling parameter the body carried is left out from then on and
+        the body goes again (at most once per parameter)."""
+        for _ in range(len(SAMPLING_PARAMS) + 1):
+            left_out = self.refused_sampling
+            body = build_request(self.model, request, left_out)
+            try:
+                answer = await self._client.post("/v1/messages", body=body, cast_to=dict[str, Any])
+                return dict(answer)
+            except anthropic.APIStatusError as exc:
+                refusal = refusal_kind(exc.body, str(exc.message))
+                param = refusal.param if refusal is not None else None
+                if refusal is None or refusal.kind != SAMPLING or param not in body:
+                    raise
+                if param not in self.refused_sampling:
+                    log.info("%s refuses %s: sent without it from now on", self._label, param)
+                self.refused_sampling = self.refused_sampling | {param}
+        raise AssertionError("unreachable")  # pragma: no cover
 
-def build_request(model: str, request: ChatRequest) -> dict[str, Any]:
-    """The Messages API request body (pure, so the wire shape is testable)."""
+
+def _http_client(transport: str) -> Any:
+    """The SDK's HTTP stack: aiohttp (the least CPU per request, measured) or httpx."""
+    if transport == "httpx":
+        return anthropic.DefaultAsyncHttpxClient()
+    try:
+        return anthropic.DefaultAioHttpClient()
+    except RuntimeError as exc:  # the SDK without its aiohttp extra
+        fix = f"install 'anthropic[aiohttp]' ({exc}), or set transport: httpx"
+        raise ConfigError(fix) from None
+
+
+def build_request(
+    model: str, request: ChatRequest, left_out: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The Messages API request body (pure, so the wire shape is testable); `left_out`
+    sampling parameters are not sent."""
     prefix = request.cache_prefix
     if prefix is None and request.n > 1:  # n samples of one prompt share all of it
         prefix = len(request.messages)
@@ -103,7 +154,7 @@ def build_request(model: str, request: ChatRequest) -> dict[str, Any]:
         "model": model,
         "messages": messages,
         "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
-        **sampling_params(request),
+        **{k: v for k, v in sampling_params(request).items() if k not in left_out},
     }
     tools = [to_anthropic_tool(t) for t in request.tools or ()]
     if request.json_schema is not None:

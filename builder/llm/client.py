@@ -24,6 +24,7 @@ __all__ = ["LLMClient", "is_paid"]
 # Slot order: a step's first requests before the judging of steps further along, so that
 # chains with the most left to do are not queued (critical path first; see llm/slots.py).
 FIRST_STAGES = frozenset({"references", "teacher", "compressor"})
+TRUNCATED = frozenset({"length", "max_tokens"})  # OpenAI finish_reason, Anthropic stop_reason
 
 
 def stage_priority(stage: str) -> int:
@@ -94,6 +95,10 @@ class LLMClient:
                 stats.cache_hits += 1
                 return dataclasses.replace(await asyncio.shield(twin), cached=True)
             if self.batch is not None:  # sent with the next round's batch job
+                blocked = self.batch.blocked(key)
+                if blocked is not None:  # refused, or failed too often: never sent again
+                    stats.errors[blocked.kind] += 1
+                    raise blocked
                 self.batch.defer(self.role, key, request, stage)
                 raise BatchDeferred(f"{stage} request deferred to the next batch round")
             stats.cache_misses += 1
@@ -118,6 +123,9 @@ class LLMClient:
         except LLMError as exc:
             stats.errors[exc.kind] += 1
             raise
+        for completion in response.completions:
+            stats.truncated += completion.finish_reason in TRUNCATED
+            stats.empty += not completion.text.strip() and not completion.tool_calls
         cost = self._cost(response.usage)
         price = self.prices.get(self.provider.model) if self.prices is not None else None
         stats.add_usage(response.usage, cost, price.parts(response.usage) if price else None)

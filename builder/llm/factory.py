@@ -90,7 +90,11 @@ def _provider(
 
         key_env = endpoint.api_key_env or "ANTHROPIC_API_KEY"
         return AnthropicProvider(
-            endpoint.model, base_url=endpoint.base_url, timeout=timeout, api_key_env=key_env
+            endpoint.model,
+            base_url=endpoint.base_url,
+            timeout=timeout,
+            api_key_env=key_env,
+            transport=endpoint.transport,
         )
     key_env = endpoint.api_key_env or "OPENAI_API_KEY"
     return OpenAIProvider(
@@ -99,6 +103,7 @@ def _provider(
         api_key_env=key_env,
         timeout=timeout,
         transport=endpoint.transport,
+        reasoning_effort=endpoint.reasoning_effort,
     )
 
 

@@ -149,9 +149,12 @@ class EndpointLimits:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Exponential backoff with jitter. A server's `Retry-After` is honoured up to
-    `max_retry_after_s` and stretched by up to `jitter` of itself, so that the requests a 429
-    turned back do not all return in the same instant."""
+    """Exponential backoff with jitter. A server's `Retry-After` between 0 and
+    `max_retry_after_s` (both excluded: 0 is no hint, a longer one is not waited for) is
+    honoured and stretched by up to `jitter` of itself, so that the requests a 429 turned back
+    do not all return in the same instant; otherwise the backoff applies, as the OpenAI and
+    Anthropic SDKs do (`_calculate_retry_timeout` in openai/_base_client.py: a Retry-After
+    outside (0, 60] falls back to their own exponential backoff)."""
 
     max_attempts: int = 6
     base_delay_s: float = 0.5
@@ -163,8 +166,7 @@ class RetryPolicy:
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait after failed attempt number `attempt` (1-based)."""
-        if retry_after is not None:
-            wait = min(max(0.0, retry_after), self.max_retry_after_s)
-            return wait * (1.0 + self.jitter * self.random())
+        if retry_after is not None and 0.0 < retry_after <= self.max_retry_after_s:
+            return retry_after * (1.0 + self.jitter * self.random())
         backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
         return backoff * (1.0 - self.jitter * self.random())

@@ -11,7 +11,12 @@ obtained in `capabilities`:
   strict-compatible), then without `strict`, then `{"type": "json_object", "schema": ...}`
   (what llama.cpp accepts), each tried when the previous is refused (400/422, or a 5xx as
   llama.cpp's server answers); what works is used from then on, else the first error stands.
-- `max_tokens`: a 400 that asks for `max_completion_tokens` (o-series models) switches to it.
+- parameters: a refusal of `max_tokens` (use `max_completion_tokens`), of `temperature` or
+  `top_p` (reasoning models), or of `n > 1` (llama.cpp's llama-server) is read from the body
+  (`builder.llm.error_kinds`) and adapted to for good: the request goes again without it (n:
+  one request per sample). Race-free: each request compares the refusal with the form it was
+  sent in, so requests in flight when the first refusal arrives are sent again, not failed.
+  Known models (`builder.llm.model_rules`) start in the right form.
 Every HTTP request goes through the client's gate (slot, rate limits, budget, deadline).
 The SDK's own retries are off: `LLMClient` retries.
 """
@@ -19,6 +24,7 @@ The SDK's own retries are off: `LLMClient` retries.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import os
@@ -27,8 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 from builder.errors import ConfigError, LLMError, TransientLLMError
 from builder.llm.admission import Gate, NoGate
+from builder.llm.error_kinds import refusal_kind
 from builder.llm.http_json import HTTPStatusError, JsonHTTP
-from builder.llm.openai_forms import forms, learn
+from builder.llm.model_rules import model_rules
+from builder.llm.openai_forms import RefusesN, forms, learn, send_adapting
 from builder.llm.openai_transport import (
     DEFAULT_BASE_URL,
     DEFAULT_TRANSPORT,
@@ -40,6 +48,7 @@ from builder.llm.openai_transport import (
 from builder.llm.openai_wire import (
     Capabilities,
     Encoded,
+    Params,
     completion_of,
     encoded_body,
     is_strict_compatible,
@@ -47,7 +56,7 @@ from builder.llm.openai_wire import (
     wire_body,
 )
 from builder.llm.protocol import ChatRequest, ChatResponse, Usage
-from builder.llm.sdk_errors import CONTEXT_ERROR, raise_mapped, scrub, status_error
+from builder.llm.sdk_errors import raise_mapped, scrub, status_error
 
 if TYPE_CHECKING:
     import openai
@@ -79,11 +88,16 @@ class OpenAIProvider:
         timeout: float = 120.0,
         max_connections: int = 256,
         transport: str = DEFAULT_TRANSPORT,
+        reasoning_effort: str | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env
-        self.capabilities = Capabilities()
+        self.capabilities = Capabilities(reasoning_effort=reasoning_effort)
+        rules = model_rules(self.provider, model)
+        if rules.fixed_sampling:
+            self.capabilities.refused_sampling = frozenset({"temperature", "top_p"})
+        self.capabilities.max_tokens_param = rules.completion_tokens_param
         api_key = os.environ.get(api_key_env)
         if not api_key:
             if base_url is None:
@@ -144,10 +158,13 @@ class OpenAIProvider:
     ) -> ChatResponse:
         started = time.perf_counter()
         gate = gate or NoGate()
-        if self.capabilities.n is False and request.n > 1:
+        first: dict[str, Any] | None = None
+        if self.capabilities.n is not False or request.n == 1:
+            with contextlib.suppress(RefusesN):  # sent again below, one request per sample
+                first = await self._create(request, request.n, request.seed, gate)
+        if first is None:
             results = await self._fan_out(request, range(request.n), gate)
         else:
-            first = await self._create(request, request.n, request.seed, gate)
             results = [first]
             got = len(first["choices"])
             if request.n > 1 and got == 1 and self.capabilities.n is not True:
@@ -211,8 +228,9 @@ class OpenAIProvider:
         if self._direct is None:
             return {}
         dialect, parts = forms(self.capabilities, request)[0]
-        form = (dialect, parts, self.capabilities.max_tokens_param)
-        return {form: self._encoded_body(request, n, seed, dialect, parts)}
+        params = self.capabilities.params()
+        body = self._encoded_body(request, n, seed, dialect, parts, params)
+        return {(dialect, parts, params): body}
 
     async def _post_adapting(
         self, request: ChatRequest, n: int, seed: int | None, ready: Encoded
@@ -225,13 +243,15 @@ class OpenAIProvider:
         first: HTTPStatusError | None = None
         for dialect, parts in tried:
             try:
-                result = await self._post_tokens_adapting(request, n, seed, dialect, parts, ready)
+                result = await self._post_params_adapting(request, n, seed, dialect, parts, ready)
             except HTTPStatusError as exc:
                 refused = exc.status_code in (400, 422) or exc.status_code >= 500
-                if not refused or (dialect, parts) == tried[-1]:
-                    # the first error stands (a 5xx may be an outage), unless the simpler form
-                    # reached a problem of the request itself, such as its length
-                    if first is None or CONTEXT_ERROR.search(str(exc.message)):
+                known = refusal_kind(exc.body, str(exc.message)) is not None
+                if not refused or known or (dialect, parts) == tried[-1]:
+                    # the first error stands (a 5xx may be an outage), unless this one is a
+                    # problem of the request itself (its length, a parameter): no simpler form
+                    # cures that, and none is learnt from it
+                    if first is None or known:
                         raise
                     raise first from None
                 first = first or exc
@@ -242,7 +262,7 @@ class OpenAIProvider:
             return result
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _post_tokens_adapting(
+    async def _post_params_adapting(
         self,
         request: ChatRequest,
         n: int,
@@ -251,17 +271,12 @@ class OpenAIProvider:
         parts: bool,
         ready: Encoded,
     ) -> Any:
-        """POST; a 400 asking for `max_completion_tokens` instead of `max_tokens` (o-series
-        models) switches the parameter for good and sends again."""
-        try:
-            return await self._post(request, n, seed, dialect, parts, ready)
-        except HTTPStatusError as exc:
-            asks = exc.status_code == 400 and "max_completion_tokens" in str(exc.message)
-            if not asks or request.max_tokens is None or self.capabilities.max_tokens_param:
-                raise
-            log.info("%s wants max_completion_tokens: using it from now on", self._label)
-            self.capabilities.max_tokens_param = "max_completion_tokens"
-            return await self._post(request, n, seed, dialect, parts, ready)
+        """POST, adapting to a refused parameter (`openai_forms.send_adapting`)."""
+
+        def send(params: Params) -> Any:
+            return self._post(request, n, seed, dialect, parts, ready, params)
+
+        return await send_adapting(self.capabilities, request, n, send, self._label)
 
     async def _post(
         self,
@@ -271,18 +286,20 @@ class OpenAIProvider:
         dialect: str,
         parts: bool,
         ready: Encoded,
+        params: Params,
     ) -> Any:
-        """POST the body. On the SDK transports, its typed-params transform would cost ~3 ms
-        of CPU per request (measured), so the body goes through `post` as built; its status
-        errors become `HTTPStatusError` like the direct transport's."""
+        """POST the body in parameter form `params`. On the SDK transports, its typed-params
+        transform would cost ~3 ms of CPU per request (measured), so the body goes through
+        `post` as built; its status errors become `HTTPStatusError` like the direct
+        transport's."""
         if self._direct is not None:
-            data = ready.pop((dialect, parts, self.capabilities.max_tokens_param), None)
+            data = ready.pop((dialect, parts, params), None)
             if data is None:
-                data = self._encoded_body(request, n, seed, dialect, parts)
+                data = self._encoded_body(request, n, seed, dialect, parts, params)
             return await self._direct.post("/chat/completions", data)
         import openai
 
-        body = self._body(request, n, seed, dialect, parts)
+        body = self._body(request, n, seed, dialect, parts, params)
         client = next(self._next)
         try:
             return await client.post("/chat/completions", body=body, cast_to=dict[str, Any])
@@ -297,11 +314,19 @@ class OpenAIProvider:
         seed: int | None,
         dialect: str = "json_schema",
         parts: bool = True,
+        params: Params | None = None,
     ) -> dict[str, Any]:
         """The request body as the SDK transports and batch lines send it."""
-        return wire_body(self.model, self.capabilities, request, n, seed, dialect, parts)
+        return wire_body(self.model, self.capabilities, request, n, seed, dialect, parts, params)
 
     def _encoded_body(
-        self, request: ChatRequest, n: int, seed: int | None, dialect: str, parts: bool
+        self,
+        request: ChatRequest,
+        n: int,
+        seed: int | None,
+        dialect: str,
+        parts: bool,
+        params: Params,
     ) -> bytes:
-        return encoded_body(self.model, self.capabilities, request, n, seed, dialect, parts)
+        caps = self.capabilities
+        return encoded_body(self.model, caps, request, n, seed, dialect, parts, params)

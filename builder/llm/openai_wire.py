@@ -20,18 +20,27 @@ from builder.llm.messages import (
 from builder.llm.protocol import ChatRequest, Completion, Usage
 from schemas.trajectories import Message
 
-Encoded = dict[tuple[str, bool, str | None], bytes]  # request bodies by form
+Params = tuple[str, frozenset[str]]  # (the max-tokens parameter, sampling parameters left out)
+Encoded = dict[tuple[str, bool, Params], bytes]  # request bodies by form
 
 
 @dataclass
 class Capabilities:
-    """What the endpoint was seen to honour (None: not tried yet)."""
+    """What the endpoint was seen to honour (None: not tried yet), and what the model table
+    (`builder.llm.model_rules`) or a refusal taught: parameters left out, the max-tokens
+    parameter, the reasoning effort to ask for."""
 
     n: bool | None = None
     response_format: str | None = None  # "json_schema_strict", "json_schema" or "json_object"
     max_tokens_param: str | None = None  # "max_tokens" or "max_completion_tokens"
     content_parts: bool | None = None  # accepts content as a list of parts
     cached_tokens_reported: bool | None = None
+    refused_sampling: frozenset[str] = frozenset()  # "temperature", "top_p": never sent
+    reasoning_effort: str | None = None
+
+    def params(self) -> Params:
+        """The parameter form of a body built now (a request in flight keeps its own)."""
+        return (self.max_tokens_param or "max_tokens", self.refused_sampling)
 
 
 def body_fields(
@@ -41,13 +50,19 @@ def body_fields(
     n: int,
     seed: int | None,
     dialect: str,
+    params: Params | None = None,
 ) -> dict[str, Any]:
-    """The body with a placeholder for the messages (in their place: after `model`)."""
-    body: dict[str, Any] = {"model": model, "messages": None, "temperature": request.temperature}
+    """The body with a placeholder for the messages (in their place: after `model`), in the
+    parameter form `params` (the capabilities' current one by default)."""
+    tokens_param, refused = params or capabilities.params()
+    body: dict[str, Any] = {"model": model, "messages": None}
+    if "temperature" not in refused:
+        body["temperature"] = request.temperature
     optional = {
         "n": n if n > 1 else None,
-        "top_p": request.top_p,
-        capabilities.max_tokens_param or "max_tokens": request.max_tokens,
+        "top_p": None if "top_p" in refused else request.top_p,
+        tokens_param: request.max_tokens,
+        "reasoning_effort": capabilities.reasoning_effort,
         "seed": seed,
         "stop": list(request.stop) if request.stop else None,
         "tools": list(request.tools) if request.tools else None,
@@ -65,8 +80,9 @@ def wire_body(
     seed: int | None,
     dialect: str = "json_schema",
     parts: bool = True,
+    params: Params | None = None,
 ) -> dict[str, Any]:
-    body = body_fields(model, capabilities, request, n, seed, dialect)
+    body = body_fields(model, capabilities, request, n, seed, dialect, params)
     body["messages"] = to_openai_messages(request.messages, parts=parts)
     return body
 
@@ -79,9 +95,10 @@ def encoded_body(
     seed: int | None,
     dialect: str,
     parts: bool,
+    params: Params | None = None,
 ) -> bytes:
     """`wire_body` as JSON bytes, each context message encoded once per run (`_WIRE`)."""
-    fields = body_fields(model, capabilities, request, n, seed, dialect)
+    fields = body_fields(model, capabilities, request, n, seed, dialect, params)
     messages = _WIRE.array(request.messages, parts)
     return splice(fields, "messages", messages, sort_keys=False).encode("utf-8")
 

@@ -11,12 +11,19 @@ from __future__ import annotations
 import email.utils
 import json
 import os
-import re
 import time
 from types import ModuleType
 from typing import Any, NoReturn
 
 from builder.errors import LLMError, PermanentLLMError, QuotaExceededError, TransientLLMError
+from builder.llm.error_kinds import (
+    COMPLETION_TOKENS,
+    CONTEXT,
+    N_UNSUPPORTED,
+    SAMPLING,
+    TOOLS_REQUIRED,
+    refusal_kind,
+)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
@@ -49,7 +56,16 @@ def retry_after(headers: Any) -> float | None:
         return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
 
 
-CONTEXT_ERROR = re.compile(r"context.{0,20}(length|window)|maximum context|too many tokens", re.I)
+# What to do about a refusal the taxonomy knows (builder.llm.error_kinds); the providers adapt
+# to the last three themselves, so these messages are seen only when adapting could not help.
+_REFUSAL_FIXES = {
+    CONTEXT: "the prompt does not fit the model's context window (set agent.context_window to "
+    "skip such steps before sending them)",
+    SAMPLING: "the model refuses this sampling parameter",
+    COMPLETION_TOKENS: "the model wants max_completion_tokens instead of max_tokens",
+    N_UNSUPPORTED: "the server refuses n > 1",
+    TOOLS_REQUIRED: "the request replays tool calls without tool schemas (a replay bug: report it)",
+}
 
 
 def scrub(text: str, key_env: str) -> str:
@@ -63,6 +79,11 @@ def status_error(exc: Any, label: str, key_env: str) -> LLMError:
     status = int(exc.status_code)
     detail = scrub(_server_message(exc), key_env)
     where = f"{label}: HTTP {status}: {detail}"
+    refusal = refusal_kind(getattr(exc, "body", None), str(getattr(exc, "message", "")))
+    if refusal is not None and (status < 500 or refusal.kind == N_UNSUPPORTED):
+        # read from the body's codes, then its wording, before the status: an old llama.cpp
+        # answers its `n` refusal with a 500, which waiting does not cure
+        return PermanentLLMError(f"{where}; {_REFUSAL_FIXES[refusal.kind]}", kind=refusal.kind)
     if status == 429 and _is_quota(exc):
         return QuotaExceededError(
             f"{where}; the account has no quota or credit left: waiting will not help. Add "
@@ -75,9 +96,6 @@ def status_error(exc: Any, label: str, key_env: str) -> LLMError:
     if status == 401:
         fix = f"set {key_env} to a valid API key for this endpoint"
         return PermanentLLMError(f"{where}; {fix}", kind="auth")
-    if status == 400 and CONTEXT_ERROR.search(detail):
-        fix = "the prompt does not fit the model's context window"
-        return PermanentLLMError(f"{where}; {fix}", kind="context_length")
     fix = _FIXES.get(status, "the endpoint refused the request; see its message")
     return PermanentLLMError(f"{where}; {fix}", kind="bad_request")
 

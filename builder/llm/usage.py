@@ -103,6 +103,10 @@ class StageUsage:
     cost_cache_read_usd: float = 0.0
     cost_cache_write_usd: float = 0.0
     cost_output_usd: float = 0.0
+    # completions cut at max_tokens (finish_reason `length` / stop_reason `max_tokens`: a
+    # reasoning model's thinking counts against it) and completions with no text nor call
+    truncated: int = 0
+    empty: int = 0
     errors: Counter[str] = field(default_factory=Counter)
 
     @property

@@ -5,26 +5,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from builder.config import PipelineConfig
+from builder.config import EndpointConfig, PipelineConfig
+from builder.llm.model_rules import REASONING_TOKENS, effective_temperature, model_rules
 
 if TYPE_CHECKING:
     from builder.nap.step import NapSettings
 
 
 def nap_settings(cfg: PipelineConfig) -> NapSettings:
-    """The NAP core's settings from a pipeline config."""
+    """The NAP core's settings from a pipeline config, with what the models really get: a
+    model that refuses any temperature but 1 samples at 1 (so the requests, their cache keys,
+    the control's choice and the report say 1.0), and a reasoning model gets its thinking
+    headroom on top of max_tokens (`builder.llm.model_rules`)."""
     from builder.nap.step import NapSettings
 
+    teacher, agent = cfg.teacher, cfg.agent
     return NapSettings(
-        teacher_samples=cfg.teacher.samples,
-        teacher_temperature=cfg.teacher.temperature,
-        teacher_max_tokens=cfg.teacher.max_tokens,
+        teacher_samples=teacher.samples,
+        teacher_temperature=_temperature(teacher, teacher.temperature),
+        teacher_max_tokens=teacher.max_tokens + reasoning_tokens(teacher),
         rules=tuple(cfg.teacher.rules),
         reference_mode=cfg.references.mode,
         reference_samples=cfg.references.samples,
-        reference_temperature=cfg.references.temperature,
-        agent_temperature=cfg.agent.temperature,
-        agent_max_tokens=cfg.agent.max_tokens,
+        reference_temperature=_temperature(agent, cfg.references.temperature),
+        agent_temperature=_temperature(agent, agent.temperature),
+        agent_max_tokens=agent.max_tokens + reasoning_tokens(agent),
+        agent_context_window=agent.context_window,
         format_retries=cfg.agent.format_retries,
         similarity=cfg.gate.similarity,
         aggregate=cfg.gate.aggregate,
@@ -41,3 +47,14 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
         control=cfg.gate.control,
         control_floor=cfg.gate.control_floor,
     )
+
+
+def _temperature(endpoint: EndpointConfig, temperature: float) -> float:
+    return effective_temperature(endpoint.provider, endpoint.model, temperature)
+
+
+def reasoning_tokens(endpoint: EndpointConfig) -> int:
+    """The thinking headroom added to the role's max_tokens (config, else the model table)."""
+    if endpoint.reasoning_tokens is not None:
+        return endpoint.reasoning_tokens
+    return REASONING_TOKENS if model_rules(endpoint.provider, endpoint.model).reasoning else 0

@@ -9,6 +9,8 @@ caches hit.
 
 from __future__ import annotations
 
+import json
+
 from builder.llm.protocol import ChatRequest
 from builder.llm.scoring import Scorer
 from builder.llm.settled import gather_settled
@@ -17,6 +19,9 @@ from builder.nap.judging import control_for, generate_verdict, judge, judge_wave
 from builder.nap.likelihood_judging import likelihood_judge
 from builder.nap.types import Completer, JudgeOne, NapSettings, Similarity, StepJob, StepResult
 from builder.select import judge_order, preference_pairs, select
+from builder.steps.pairing import message_tokens
+from builder.steps.replay import context_end, tools_of
+from builder.steps.tokens import count_tokens
 from builder.teacher.candidates import build_candidates
 from builder.teacher.prompt import PROMPT_VERSION, build_prompt, teacher_request
 from schemas.candidates import CandidateRecord
@@ -90,6 +95,29 @@ async def teacher_candidates(
     )
 
 
+CONTEXT_WINDOW_DROP = "context_window"  # the pre-flight check's drop reason
+
+
+def agent_context_tokens(job: StepJob) -> int:
+    """cl100k tokens of the step's raw agent context: the messages before the observation
+    (counted at ingest), the observation and what follows it, and the tool schemas."""
+    messages = job.traj.messages
+    end = context_end(list(messages), job.step.observation_message_index)
+    tail = sum(message_tokens(m) for m in messages[job.step.observation_message_index : end])
+    tools = tools_of(job.traj)
+    schema = count_tokens(json.dumps(tools)) if tools else 0
+    return (job.step.prefix_tokens or 0) + tail + schema
+
+
+def over_window(job: StepJob, settings: NapSettings) -> bool:
+    """Whether the agent's context and reply cannot fit `agent_context_window` (every agent
+    request of the step carries at most the raw context: candidates are never longer)."""
+    window = settings.agent_context_window
+    if window is None:
+        return False
+    return agent_context_tokens(job) + settings.agent_max_tokens > window
+
+
 async def process_step(
     job: StepJob,
     teacher: Completer,
@@ -99,7 +127,10 @@ async def process_step(
     scorer: Scorer | None = None,
 ) -> StepResult:
     """Everything NAP does for one eligible step; tables rows come back, nothing is written.
-    `scorer` gives prompt log-probabilities; only `gate_mode="likelihood"` needs it."""
+    `scorer` gives prompt log-probabilities; only `gate_mode="likelihood"` needs it. A step
+    over the agent's context window is dropped before anything is sent."""
+    if over_window(job, settings):
+        return StepResult(dropped=CONTEXT_WINDOW_DROP)
     candidates, references = await gather_settled(
         teacher_candidates(job, teacher, settings),
         references_for(job, agent, settings, similarity),

@@ -44,6 +44,7 @@ class NapSettings:
     reference_temperature: float = 0.7
     agent_temperature: float = 0.0
     agent_max_tokens: int = 512
+    agent_context_window: int | None = None  # tokens; a larger agent context is not sent
     format_retries: int = 2
     similarity: str = "semantic"
     aggregate: Aggregate = "mean_top_k"

@@ -58,6 +58,10 @@ def finish_report(
     }
     settings = settings or NapSettings()
     extra["gate"] = gate_section(settings)
+    extra["sampling"] = sampling_section(settings)
+    batch = batch_section(out_dir)
+    if batch:
+        extra["batch"] = batch
     with loaded(out_dir):  # one read of each table for the figures and the plots
         report = build_report(
             out_dir,
@@ -87,6 +91,38 @@ def gate_section(settings: NapSettings) -> dict[str, Any]:
     else:
         section |= {"similarity": settings.similarity, "threshold": settings.threshold}
     return section | {"aggregate": settings.aggregate, "top_k": settings.top_k}
+
+
+def batch_section(out_dir: Path) -> dict[str, Any]:
+    """Batch lines that failed, by reason (the ledger's): refused ones were never resent."""
+    from builder.llm.batch.ledger import BatchLedger
+    from builder.llm.batch.status import LEDGER
+
+    if not (out_dir / LEDGER).exists():
+        return {}
+    ledger = BatchLedger(out_dir / LEDGER)
+    try:
+        return {"refused": ledger.reasons("refused"), "failed": ledger.reasons("failed")}
+    finally:
+        ledger.close()
+
+
+def sampling_section(settings: NapSettings) -> dict[str, Any]:
+    """The temperatures the models really sampled at (a model that refuses any other samples
+    at 1.0: `builder.llm.model_rules`), and what that means for the gate and the control."""
+    section: dict[str, Any] = {
+        "teacher": {"effective": settings.teacher_temperature},
+        "references": {"effective": settings.reference_temperature},
+        "agent": {"effective": settings.agent_temperature},
+    }
+    if settings.agent_temperature == 1.0 == settings.reference_temperature:
+        section["note"] = (
+            "the agent samples at temperature 1 (its only choice, or the config's): judged "
+            "actions and references come from the same distribution, and the control's pass "
+            "rate is the agreement of that distribution with itself, the baseline the gate's "
+            "pass rates should be read against"
+        )
+    return section
 
 
 def intent_of(command: str | None) -> str:

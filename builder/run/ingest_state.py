@@ -17,16 +17,20 @@ from builder.run.shards import NAP_TABLES, read_json, write_json_atomic
 from builder.steps.pairing import EligibilityRules
 from builder.storage.inputs import localize_input
 from builder.storage.mirror import delete_remote, push_paths
+from schemas import SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
 
 def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
-    """What an ingest depends on: the inputs, the eligibility rules and the builder version."""
+    """What an ingest depends on: the inputs, the eligibility rules, the builder version and
+    the tables' schema version (a run folder ingested under an older schema is re-ingested,
+    its NAP tables discarded; cached model answers stay free)."""
     return {
         "inputs": [i.model_dump() for i in cfg.inputs],
         "eligibility": cfg.eligibility.model_dump(),
         "builder": __version__,
+        "schema": SCHEMA_VERSION,
     }
 
 

@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builder.errors import PermanentLLMError
+from builder.errors import PermanentLLMError, TransientLLMError
 from builder.ingest.formats import get_adapter
 from builder.llm.batch.queue import BatchDeferred
 from builder.llm.factory import Clients
@@ -51,6 +51,13 @@ def prepare_shard(
 
 
 Prepared = Awaitable[tuple[list[tuple[TrajectoryRecord, StepRecord]], dict[str, int]]]
+
+
+def _dropped(job: StepJob, reason: str, exc: Exception) -> StepResult:
+    """A step given up on (its reason goes to the shard's marker and the report)."""
+    step = job.step
+    log.warning("step %s/%d dropped (%s): %s", step.trajectory_id, step.step_index, reason, exc)
+    return StepResult(dropped=reason)
 
 
 class ShardDeferred(Exception):
@@ -89,9 +96,9 @@ async def run_shard(
             except PermanentLLMError as exc:
                 if exc.kind != "context_length":
                     raise
-                step = job.step
-                log.warning("step %s/%d dropped: %s", step.trajectory_id, step.step_index, exc)
-                result = StepResult(dropped="context_too_long")
+                result = _dropped(job, "context_too_long", exc)
+            except TransientLLMError as exc:  # its retries are spent: the step, not the shard
+                result = _dropped(job, f"request_failed:{exc.kind}", exc)
         on_step(result)
         return result
 

@@ -29,6 +29,7 @@ from builder.ingest.formats.base import FormatAdapter
 from builder.similarity.bashparse import parses
 from builder.steps.observation import looks_binary, number_lines
 from builder.steps.tokens import count_tokens
+from builder.steps.tool_sets import resolve_tools
 from schemas.steps import Action, StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
 
@@ -161,6 +162,7 @@ def build_steps(
         else:
             sizes.append(message_tokens(message, limit))
     prefix = [0, *accumulate(sizes)]
+    tool_schemas = resolve_tools(traj).source
     step_index = 0
     for position, turn in enumerate(turns):
         following, rejected = next_action(turns, position)
@@ -179,6 +181,7 @@ def build_steps(
                 (following, rejected),
                 prefix[obs_index],
                 rules,
+                tool_schemas,
             )
             step_index += 1
 
@@ -195,6 +198,7 @@ def _step(
     following: tuple[Action | None, bool],
     prefix_tokens: int,
     rules: EligibilityRules,
+    tool_schemas: str | None = None,
 ) -> StepRecord:
     next_action, rejected = following
     oversized = raw_tokens is None
@@ -221,6 +225,7 @@ def _step(
         prefix_tokens=prefix_tokens,
         eligible=reason is None,
         ineligible_reason=reason,
+        tool_schemas=tool_schemas,
     )
 
 

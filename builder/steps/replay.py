@@ -11,10 +11,10 @@ the tool message's `tool_call_id` stay as logged.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from builder.ingest.formats.base import FormatAdapter
+from builder.steps.tool_sets import ToolSet, resolve_tools
 from schemas.steps import StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
 
@@ -52,10 +52,18 @@ def shared_prefix_length(step: StepRecord) -> int:
 
 
 def tools_of(traj: TrajectoryRecord) -> tuple[dict[str, Any], ...] | None:
-    """The tool schemas the agent was given, in OpenAI function format, or None."""
-    if not traj.tools:
-        return None
-    tools = json.loads(traj.tools)
-    if not isinstance(tools, list) or not tools:
-        return None
-    return tuple(t for t in tools if isinstance(t, dict))
+    """The tool schemas of the agent's requests, in OpenAI function format, or None: the
+    recorded ones, else the harness's, with inferred ones for any other tool called
+    (`builder.steps.tool_sets`). Resolved once per trajectory: every request of its steps
+    asks."""
+    key = (traj.trajectory_id, len(traj.messages), traj.tools, traj.harness, traj.metadata)
+    found = _TOOLS.get(key)
+    if found is None:
+        if len(_TOOLS) >= _TOOLS_KEPT:
+            _TOOLS.clear()
+        found = _TOOLS[key] = resolve_tools(traj)
+    return found.tools
+
+
+_TOOLS: dict[tuple[Any, ...], ToolSet] = {}
+_TOOLS_KEPT = 4096

@@ -121,8 +121,13 @@ class BatchAPIServer:
         for i, line in enumerate(job.lines):
             custom_id = line["custom_id"]
             body = line["body"] if job.api == "openai" else line["params"]
+            path = "/v1/chat/completions" if job.api == "openai" else "/v1/messages"
+            refused = self.answers.refusal(path, body)
             if expire and i % 2 == 1:
                 job.results[custom_id] = {"type": "expired"}
+            elif refused is not None:  # a line the online API would refuse fails alike
+                job.results[custom_id] = {"type": "refused", "status": refused[0],
+                                          "body": refused[1]}  # fmt: skip
             elif (
                 self.fail
                 and body_digest(body) not in self._failed_once
@@ -148,6 +153,10 @@ class BatchAPIServer:
             if outcome["type"] == "succeeded":
                 response = {"status_code": 200, "request_id": "req", "body": outcome["body"]}
                 output.append({"id": "r", "custom_id": custom_id, "response": response})
+            elif outcome["type"] == "refused":  # platform.openai.com/docs/guides/batch
+                response = {"status_code": outcome["status"], "request_id": "req",
+                            "body": outcome["body"]}  # fmt: skip
+                errors.append({"id": "r", "custom_id": custom_id, "response": response})
             elif outcome["type"] == "expired":
                 error = {"code": "batch_expired", "message": "not completed in time"}
                 errors.append({"id": "r", "custom_id": custom_id, "response": None, "error": error})
@@ -191,7 +200,7 @@ class BatchAPIServer:
             "request_counts": {
                 "processing": 0 if ended else len(job.lines),
                 "succeeded": counts["succeeded"],
-                "errored": counts["errored"],
+                "errored": counts["errored"] + counts["refused"],
                 "canceled": 0,
                 "expired": counts["expired"],
             },
@@ -208,6 +217,8 @@ class BatchAPIServer:
         for custom_id, outcome in job.results.items():
             if outcome["type"] == "succeeded":
                 result: dict[str, Any] = {"type": "succeeded", "message": outcome["body"]}
+            elif outcome["type"] == "refused":  # the online body, as an errored result
+                result = {"type": "errored", "error": outcome["body"]}
             elif outcome["type"] == "errored":
                 error = {"type": "api_error", "message": "Internal server error"}
                 result = {"type": "errored", "error": {"type": "error", "error": error}}

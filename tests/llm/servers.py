@@ -5,12 +5,22 @@ They count requests, record bodies and headers in memory (never on disk), track 
 requests are in flight at once, and play a fault script: one scripted behaviour per incoming
 request (status with headers, slow answer, truncated body, invalid JSON, dropped connection),
 then normal answers.
+
+They are strict by default: each refuses what the real service it stands for refuses, with
+that service's real error body (`tests/llm/refusals.py`, every rule cited): `flavour` picks
+the service (`openai`, `vllm`, `vllm-engine`, `sglang`, `llama-server`, `llama-cpp-python`;
+`anthropic` for the Messages API), `context_window` its window. `throttle` answers that share
+of requests with a 429 and `Retry-After: 0` (each request at most `throttle_repeats` times in
+a row, and again whenever it comes back within `throttle_window_s` of its last 429: the limit
+has not reset yet), as rate-limited services do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import random
 import threading
 import time
 import urllib.parse
@@ -19,6 +29,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.llm.refusals import RATE_LIMITED, refuse
 
 
 @dataclass(frozen=True)
@@ -101,8 +113,23 @@ class FakeAPIServer:
         text: TextResponder = default_text,
         anthropic_content: Callable[[dict[str, Any], int], list[dict[str, Any]]] | None = None,
         anthropic_usage: dict[str, int] | None = None,
+        flavour: str | None = None,
+        context_window: int | None = None,
+        throttle: float = 0.0,
+        throttle_repeats: int = 3,
+        throttle_window_s: float = 0.2,
     ) -> None:
         self.api = api
+        self.flavour = flavour or ("openai" if api == "openai" else "anthropic")
+        self.context_window = context_window
+        self.throttle = throttle
+        self.throttle_repeats = throttle_repeats
+        self.throttle_window_s = throttle_window_s
+        self._throttled_at: dict[str, float] = {}
+        self.throttled = 0
+        self.refused: list[tuple[int, dict[str, Any]]] = []  # every refusal sent, in order
+        self._random = random.Random(0)
+        self._throttled_in_a_row: dict[str, int] = {}
         self.latency_s = latency_s
         self.faults: deque[Fault] = deque(faults)
         self.honour_n = honour_n
@@ -152,9 +179,43 @@ class FakeAPIServer:
 
     # --- answers -----------------------------------------------------------------------
 
-    def next_fault(self) -> Fault | None:
+    def next_fault(self, body: dict[str, Any] | None = None) -> Fault | None:
         with self.lock:
-            return self.faults.popleft() if self.faults else None
+            if self.faults:
+                return self.faults.popleft()
+            if self.throttle and body is not None:
+                return self._throttle(body)
+            return None
+
+    def _throttle(self, body: dict[str, Any]) -> Fault | None:
+        """A 429 with `Retry-After: 0` for a `throttle` share of requests (lock held)."""
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        row = self._throttled_in_a_row.get(digest, 0)
+        now = time.monotonic()
+        # a retry within the window meets the same exhausted limit: a client that honours
+        # `Retry-After: 0` literally spends its retries here
+        again = now - self._throttled_at.get(digest, -1e9) < self.throttle_window_s
+        if not again and (row >= self.throttle_repeats or self._random.random() >= self.throttle):
+            self._throttled_in_a_row[digest] = 0
+            return None
+        self._throttled_in_a_row[digest] = row + 1
+        self._throttled_at[digest] = now
+        self.throttled += 1
+        body_text = json.dumps(RATE_LIMITED["openai" if self.api == "openai" else "anthropic"])
+        return Fault("status", 429, {"retry-after": "0"}, body_text)
+
+    def refusal(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """What the real service would refuse this request with (strict stand-in), if any."""
+        if path.endswith("/chat/completions") and self.flavour != "anthropic":
+            found = refuse(self.flavour, body, self.context_window)
+        elif path.endswith("/messages"):
+            found = refuse("anthropic", body, self.context_window)
+        else:
+            return None
+        if found is not None:
+            with self.lock:
+                self.refused.append(found)
+        return found
 
     def openai_answer(self, body: dict[str, Any], number: int) -> tuple[int, dict[str, Any]]:
         fmt = body.get("response_format") or {}
@@ -222,7 +283,7 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
                     server.intervals.append((started, time.perf_counter()))
 
         def _answer(self, body: dict[str, Any], number: int) -> None:
-            fault = server.next_fault()
+            fault = server.next_fault(body)
             if server.latency_s:
                 time.sleep(server.latency_s)
             if fault is not None and fault.kind == "slow":
@@ -256,6 +317,10 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
                 auth = self.headers.get("authorization") or self.headers.get("x-api-key") or ""
                 text = fault.body or json.dumps({"error": {"message": f"status {fault.status}"}})
                 self._send(fault.status, text.replace("{auth}", auth).encode(), fault.headers)
+                return
+            refused = server.refusal(self.path, body)
+            if refused is not None:
+                self._send(refused[0], json.dumps(refused[1]).encode())
                 return
             if self.path.endswith("/chat/completions"):
                 code, answer = server.openai_answer(body, number)

@@ -103,7 +103,7 @@ def test_cache_control_marks_the_last_block_of_the_shared_prefix(
     prefix: int, where: tuple[Any, int]
 ) -> None:
     with FakeAPIServer(api="anthropic") as server:
-        complete(server, ChatRequest(CONVERSATION, cache_prefix=prefix))
+        complete(server, ChatRequest(CONVERSATION, tools=TOOLS, cache_prefix=prefix))
         sent = server.requests[0]
     places: list[tuple[Any, list[dict[str, Any]]]] = [("system", sent["system"])]
     places += [(i, turn["content"]) for i, turn in enumerate(sent["messages"])]
@@ -124,7 +124,7 @@ def test_n_samples_are_parallel_requests_and_usage_adds_up_with_cache_reads() ->
         "cache_creation_input_tokens": 50,
     }
     with FakeAPIServer(api="anthropic", anthropic_usage=usage) as server:
-        response = complete(server, ChatRequest(CONVERSATION, n=3))
+        response = complete(server, ChatRequest(CONVERSATION, tools=TOOLS, n=3))
         assert server.count == 3
     assert sorted(c.text for c in response.completions) == ["reply 1", "reply 2", "reply 3"]
     assert (response.usage.prompt_tokens, response.usage.cached_prompt_tokens) == (3 * 370, 900)
@@ -175,7 +175,7 @@ def test_cache_writes_bill_at_their_ttl_rate_and_reads_at_the_cached_rate() -> N
 
 def test_with_a_cache_breakpoint_the_first_sample_writes_the_cache_before_the_others_go() -> None:
     with FakeAPIServer(api="anthropic", latency_s=0.05) as server:
-        complete(server, ChatRequest(CONVERSATION, n=3, cache_prefix=5))
+        complete(server, ChatRequest(CONVERSATION, tools=TOOLS, n=3, cache_prefix=5))
         first_end = server.intervals[0][1]
         assert sorted(a for a, _ in server.intervals[1:])[0] >= first_end
         assert server.peak_in_flight == 2  # the other two together

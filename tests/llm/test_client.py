@@ -193,3 +193,18 @@ def test_identical_requests_in_flight_at_once_are_sent_once(tmp_path: Path) -> N
     assert first.completions == second.completions != other.completions
     stats = client.usage.stage("s")
     assert (stats.cache_hits, stats.cache_misses, stats.requests) == (1, 2, 2)
+
+
+def test_completions_cut_at_max_tokens_and_empty_ones_are_counted_by_stage() -> None:
+    class Cut:
+        provider, model, base_url = "fake", "m", None
+
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            return ChatResponse(
+                (Completion("", (), "length"), Completion("ok", (), "stop"), Completion(" "))
+            )
+
+    client = LLMClient(Cut())  # type: ignore[arg-type]
+    asyncio.run(client.complete(ChatRequest((Message("user", "x"),), n=3), stage="teacher"))
+    stats = client.usage.stage("teacher")
+    assert (stats.truncated, stats.empty) == (1, 2)

@@ -133,12 +133,21 @@ def test_backoff_doubles_up_to_the_cap_and_retry_after_wins() -> None:
     assert policy.delay(1, 7.5) == 7.5
 
 
-def test_retry_after_is_capped_and_jittered_upwards() -> None:
+def test_retry_after_within_the_cap_is_jittered_upwards() -> None:
     top = RetryPolicy(max_retry_after_s=30.0, jitter=0.5, random=lambda: 0.999999)
     bottom = RetryPolicy(max_retry_after_s=30.0, jitter=0.5, random=lambda: 0.0)
-    assert top.delay(1, 3600.0) == pytest.approx(45.0, abs=1e-4)  # 30 s cap, +50% at most
-    assert bottom.delay(1, 3600.0) == 30.0
+    assert bottom.delay(1, 30.0) == 30.0 and top.delay(1, 30.0) == pytest.approx(45.0, abs=1e-4)
     assert bottom.delay(1, 2.0) == 2.0 and top.delay(1, 2.0) == pytest.approx(3.0, abs=1e-5)
+
+
+def test_retry_after_zero_missing_or_past_the_cap_falls_back_to_exponential_backoff() -> None:
+    """As the SDKs do (openai/_base_client.py `_calculate_retry_timeout`): 0 is no hint, and
+    a wait past the cap is not honoured; five immediate retries would spend a request."""
+    policy = RetryPolicy(base_delay_s=0.5, max_retry_after_s=30.0, jitter=0.0)
+    backoff = [policy.delay(a, None) for a in (1, 2, 3)]
+    assert backoff == [0.5, 1.0, 2.0]
+    assert [policy.delay(a, 0.0) for a in (1, 2, 3)] == backoff
+    assert [policy.delay(a, 3600.0) for a in (1, 2, 3)] == backoff
 
 
 def test_jitter_stays_within_the_configured_fraction() -> None:

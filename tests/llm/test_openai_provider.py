@@ -200,7 +200,7 @@ def test_a_model_that_rejects_max_tokens_gets_max_completion_tokens_from_then_on
 ) -> None:
     request = ChatRequest((Message("user", "hi"),), max_tokens=50)
     with FakeAPIServer(reject_max_tokens=True) as server:
-        provider = OpenAIProvider("o3-test", base_url=server.base_url, transport=transport)
+        provider = OpenAIProvider("mystery-model", base_url=server.base_url, transport=transport)
         complete_twice(provider, request)
         assert ["max_tokens" in r for r in server.requests] == [True, False, False]
         assert server.requests[2]["max_completion_tokens"] == 50

@@ -68,19 +68,52 @@ def _previous_command(messages: list[dict[str, Any]]) -> str:
     return "ls"
 
 
+def shell_tool(tools: list[dict[str, Any]]) -> str:
+    """The name of the offered tool that takes a `command` (Claude Code's `Bash`), or bash."""
+    for tool in tools:
+        function = tool.get("function", tool)
+        schema = function.get("parameters") or function.get("input_schema") or {}
+        if "command" in (schema.get("properties") or {}):
+            return str(function["name"])
+    return "bash"
+
+
 def agent_reply(body: dict[str, Any]) -> str | dict[str, Any]:
     messages = body["messages"]
     observation = str(messages[-1].get("content") or "")
     lost = observation.count("[output compressed: summary") > 0
     command = "ls -la" if lost else _previous_command(messages)
     if body.get("tools"):
-        call = {
-            "id": "call_x",
-            "type": "function",
-            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
-        }
+        arguments = json.dumps({"command": command})
+        function = {"name": shell_tool(body["tools"]), "arguments": arguments}
+        call = {"id": "call_x", "type": "function", "function": function}
         return {"role": "assistant", "content": "Next step.", "tool_calls": [call]}
     return f"THOUGHT: next step.\n\n```bash\n{command}\n```"
+
+
+def anthropic_nap_content(body: dict[str, Any], number: int) -> list[dict[str, Any]]:
+    """The same teacher and agent behind the Messages API: the forced `respond` tool answers
+    the teacher; the agent calls the shell tool it is offered (tool_use blocks)."""
+    tools = body.get("tools") or []
+    if body.get("tool_choice", {}).get("name") == "respond":
+        prompt = "".join(b.get("text", "") for b in body["messages"][-1]["content"])
+        reply = teacher_reply({"messages": [{"content": prompt}]}, number)
+        return [{"type": "tool_use", "id": f"toolu_{number}", "name": "respond",
+                 "input": json.loads(reply)}]  # fmt: skip
+    command = "ls"
+    for message in reversed(body["messages"]):
+        uses = [b for b in message["content"] if b.get("type") == "tool_use"]
+        if message["role"] == "assistant" and uses and "command" in uses[0]["input"]:
+            command = str(uses[0]["input"]["command"])
+            break
+    last = json.dumps(body["messages"][-1]["content"])
+    if "[output compressed: summary" in last:
+        command = "ls -la"
+    if not tools:
+        return [{"type": "text", "text": f"```bash\n{command}\n```"}]
+    use = {"type": "tool_use", "id": f"toolu_{number}", "name": shell_tool(tools),
+           "input": {"command": command}}  # fmt: skip
+    return [{"type": "text", "text": "Next step."}, use]
 
 
 def nap_text(body: dict[str, Any], index: int, number: int) -> str | dict[str, Any]:

@@ -126,3 +126,25 @@ def test_a_batch_run_stops_at_its_budget_reserved_at_batch_prices_and_a_raise_re
         )
     assert raised.exit_code == 0
     assert _tables(tmp_path / "capped") == _tables(tmp_path / "batch")
+
+
+def test_a_refused_batch_line_is_sent_once_and_its_reason_shown(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Lines the model refuses (here: over a 700-token window, the real OpenAI body) are not
+    resubmitted round after round: sent once, their reason kept per line, shown by `status`
+    and in the report, and their steps dropped with it; the run ends."""
+    from builder.llm.batch.status import format_status
+
+    answers = FakeAPIServer(text=nap_text, context_window=700)
+    with BatchAPIServer(answers) as batch:
+        cfg = _config(tmp_path, corpus, batch.openai_url, "batch", batch=True)
+        run = run_pipeline(load_config(cfg), config_path=cfg)
+        assert answers.refused  # the window really refused some lines
+        assert set(batch.submitted.values()) == {1}  # each line submitted exactly once
+    assert run.exit_code == 0
+    status = format_status(tmp_path / "batch")
+    assert "refused (never sent again)" in status and "maximum context length" in status
+    dropped = run.report["dropped_steps"]["by reason (run)"]
+    assert dropped.get("context_too_long", 0) > 0
+    assert run.report["batch"]["refused"]

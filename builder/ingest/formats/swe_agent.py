@@ -12,7 +12,8 @@ Task: `replay_config.problem_statement.text` (1.x), else the issue in the first 
 message (the text between `ISSUE:` and `INSTRUCTIONS:` of SWE-agent's template, else the whole
 message). Observations: the `(Open file: ...)\n(Current directory: ...)` trailer that
 SWE-agent appends is the suffix, the rest the payload. Per-step `state` and `execution_time`
-go to metadata.
+go to metadata, and so do the run's tool bundles (`tool_groups`), which give a function-calling
+replay its tool schemas (`builder.steps.tool_sets`).
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ class SweAgentAdapter(BaseAdapter):
             "environment": doc.get("environment"),
             "submission": info.get("submission"),
             "swe_agent_hash": info.get("swe_agent_hash"),
+            "tool_groups": _tool_groups(replay),
             **_step_metadata(doc.get("trajectory")),
         }
         native_id = _as_dict(replay.get("problem_statement")).get("id")
@@ -157,6 +159,21 @@ class SweAgentAdapter(BaseAdapter):
         if match is None:
             return "", message.content, ""
         return "", message.content[: match.start()], message.content[match.start() :]
+
+
+def _tool_groups(replay: dict[str, Any]) -> list[str] | None:
+    """The tool bundles the run had (`tools/search` -> `search`), with `bash` first unless
+    `enable_bash_tool` was off: the groups of `builder/steps/harness_tools/swe-agent.json`."""
+    tools = _as_dict(_as_dict(replay.get("agent")).get("tools"))
+    bundles = tools.get("bundles")
+    if not isinstance(bundles, list):
+        return None
+    names = [
+        str(b["path"]).rstrip("/").rsplit("/", 1)[-1]
+        for b in bundles
+        if isinstance(b, dict) and isinstance(b.get("path"), str)
+    ]
+    return (["bash"] if tools.get("enable_bash_tool", True) is not False else []) + names
 
 
 def _str(value: Any) -> str | None:

@@ -75,10 +75,22 @@ class AnthropicBatch:
                 if result.get("type") == "succeeded":
                     outcomes[entry.custom_id] = Outcome(True, result["message"])
                 else:
-                    outcomes[entry.custom_id] = Outcome(False, error=str(result.get("type")))
+                    outcomes[entry.custom_id] = _outcome(result)
         except Exception as exc:
             raise_mapped(exc, anthropic, "anthropic batch", self.online.api_key_env)
         return outcomes
 
     async def aclose(self) -> None:
         await self.online.aclose()
+
+
+def _outcome(result: dict[str, Any]) -> Outcome:
+    """A line that did not succeed: `errored` with an `invalid_request_error` is a refusal,
+    never sent again; api errors, `expired` and `canceled` may go again (docs.anthropic.com/
+    en/docs/build-with-claude/batch-processing, the result types)."""
+    error = (result.get("error") or {}).get("error") or {}
+    kind = error.get("type")
+    if result.get("type") == "errored" and kind:
+        refused = kind == "invalid_request_error"
+        return Outcome(False, error=f"{kind}: {error.get('message')}"[:500], permanent=refused)
+    return Outcome(False, error=str(result.get("type")))

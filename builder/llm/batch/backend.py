@@ -32,6 +32,7 @@ class Outcome:
     ok: bool
     body: dict[str, Any] | None = None  # the answer, as the online API would give it
     error: str | None = None
+    permanent: bool = False  # refused (a 4xx other than 408/429): never submitted again
 
 
 class BatchBackend(Protocol):

@@ -8,7 +8,9 @@ before the provider is asked; the provider's job id is recorded right after. A j
 anything is resubmitted.
 
 Line states: `pending` (with the provider), `done` (answer collected), `failed` (error,
-expired or cancelled: its request may be submitted again in a later job).
+expired or cancelled: its request may be submitted again in a later job, up to the queue's
+attempt cap), `refused` (a 4xx other than 408/429: never submitted again). Failed and refused
+lines keep their reason.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ class BatchLedger:
             CREATE INDEX IF NOT EXISTS lines_handle ON lines (handle);
             """
         )
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(lines)")}
+        if "reason" not in columns:  # a ledger of an earlier version: kept, one column added
+            self._db.execute("ALTER TABLE lines ADD COLUMN reason TEXT")
 
     def close(self) -> None:
         with self._lock:
@@ -84,7 +89,8 @@ class BatchLedger:
                 (handle, provider, role, now, now),
             )
             self._db.executemany(
-                "INSERT INTO lines VALUES (?, ?, ?, ?, 'pending')",
+                "INSERT INTO lines (custom_id, handle, cache_key, sample, state) "
+                "VALUES (?, ?, ?, ?, 'pending')",
                 [(c, handle, k, s) for c, k, s in lines],
             )
         return handle
@@ -100,12 +106,13 @@ class BatchLedger:
                 (status, json.dumps(progress), time.time(), handle),
             )
 
-    def record_lines(self, states: dict[str, str]) -> None:
-        """custom_id -> `done` or `failed`."""
+    def record_lines(self, states: dict[str, str], reasons: dict[str, str] | None = None) -> None:
+        """custom_id -> `done`, `failed` or `refused`, with the reason of a failure."""
+        reasons = reasons or {}
         with self._lock, self._transaction():
             self._db.executemany(
-                "UPDATE lines SET state = ? WHERE custom_id = ?",
-                [(state, custom_id) for custom_id, state in states.items()],
+                "UPDATE lines SET state = ?, reason = ? WHERE custom_id = ?",
+                [(state, reasons.get(c), c) for c, state in states.items()],
             )
 
     def abandon(self, handle: str, why: str) -> None:
@@ -160,6 +167,25 @@ class BatchLedger:
                 f"WHERE lines.state = 'pending' AND jobs.status IN {ACTIVE}"
             ).fetchall()
         return {row[0] for row in rows}
+
+    def refusal(self, cache_key: str) -> str | None:
+        """The reason a line of this request was refused, if one was."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT reason FROM lines WHERE cache_key = ? AND state = 'refused' LIMIT 1",
+                (cache_key,),
+            ).fetchone()
+        return None if row is None else str(row[0] or "refused")
+
+    def reasons(self, state: str) -> dict[str, int]:
+        """Lines in `state` (`failed`, `refused`) by reason, most frequent first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT reason, COUNT(*) FROM lines WHERE state = ? GROUP BY reason "
+                "ORDER BY COUNT(*) DESC",
+                (state,),
+            ).fetchall()
+        return {str(reason or state): int(n) for reason, n in rows}
 
     def attempts(self, cache_key: str) -> int:
         with self._lock:

@@ -116,8 +116,14 @@ class OpenAIBatch:
 
 
 def _outcome(row: dict[str, Any]) -> Outcome:
+    """A line's outcome; a 4xx other than 408/429 is a refusal (platform.openai.com/docs/
+    guides/batch: each error line carries the status and the body the online API would give)."""
     response = row.get("response") or {}
-    if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
+    status = response.get("status_code")
+    if status == 200 and isinstance(response.get("body"), dict):
         return Outcome(True, response["body"])
     error = row.get("error") or (response.get("body") or {}).get("error") or {}
-    return Outcome(False, error=str(error.get("code") or error.get("message") or "failed"))
+    said = error.get("message") or error.get("code") or "failed"
+    refused = isinstance(status, int) and 400 <= status < 500 and status not in (408, 429)
+    reason = f"HTTP {status}: {said}" if isinstance(status, int) else str(said)
+    return Outcome(False, error=reason[:500], permanent=refused)

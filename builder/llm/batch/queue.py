@@ -16,17 +16,25 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from builder.errors import BudgetExceededError, NapError
+from builder.errors import (
+    BudgetExceededError,
+    LLMError,
+    NapError,
+    PermanentLLMError,
+    TransientLLMError,
+)
 from builder.llm.batch.backend import BatchBackend, Line
 from builder.llm.batch.ledger import BatchLedger, JobRow
 from builder.llm.budget import Budget, Reservation
 from builder.llm.cache import RequestCache
+from builder.llm.error_kinds import refusal_kind
 from builder.llm.protocol import ChatRequest, ChatResponse
 
 # (role, request) -> worst-case (USD at batch prices, tokens) of a request, for the budget
 WorstCase = Callable[[str, ChatRequest], tuple[float, int]]
 
 log = logging.getLogger(__name__)
+MAX_ATTEMPTS = 3  # jobs one request may go out in before its step is given up
 
 
 class BatchDeferred(NapError):
@@ -61,7 +69,9 @@ class BatchQueue:
         on_answer: Callable[[str, str, ChatResponse], float] | None = None,
         budget: Budget | None = None,
         worst_case: WorstCase | None = None,
+        max_attempts: int = MAX_ATTEMPTS,
     ) -> None:
+        self.max_attempts = max_attempts
         self.ledger = ledger
         self.cache = cache
         self.backends = backends  # role -> backend
@@ -82,6 +92,25 @@ class BatchQueue:
         self._deferred[role][key] = request
         self._requests[key] = request
         self._stages[key] = stage or role
+
+    def blocked(self, key: str) -> LLMError | None:
+        """Why a request must not be deferred again: a line of it was refused (its reason,
+        read like an online refusal: a context overflow drops the step), or its lines failed
+        in `max_attempts` jobs. None while it may still go (or is with the provider)."""
+        reason = self.ledger.refusal(key)
+        if reason is not None:
+            refusal = refusal_kind(None, reason)
+            kind = refusal.kind if refusal is not None else "bad_request"
+            return PermanentLLMError(f"batch line refused: {reason}", kind=kind)
+        if key in self.ledger.pending_keys() or self.cache.get(key) is not None:
+            return None
+        if self.ledger.attempts(key) >= self.max_attempts:
+            return TransientLLMError(
+                f"batch request failed in {self.max_attempts} jobs; last: "
+                f"{next(iter(self.ledger.reasons('failed')), 'failed')}",
+                kind="batch_failed",
+            )
+        return None
 
     def open_jobs(self) -> int:
         return len(self.ledger.jobs(("submitting", "submitted")))
@@ -111,6 +140,7 @@ class BatchQueue:
                 for key, request in deferred.items()
                 if key not in pending
                 and self.cache.get(key) is None
+                and self.blocked(key) is None
                 and self._reserve(role, key, request)
             ]
             for chunk in _chunks(backend, fresh, self.ledger):
@@ -177,10 +207,15 @@ class BatchQueue:
             return False
         outcomes = await backend.results(job.job_id)
         lines = self.ledger.lines(job.handle)
-        states = {
-            line.custom_id: "done" if outcomes.get(line.custom_id, _MISSING).ok else "failed"
-            for line in lines
-        }
+        states: dict[str, str] = {}
+        reasons: dict[str, str] = {}
+        for line in lines:
+            outcome = outcomes.get(line.custom_id, _MISSING)
+            states[line.custom_id] = (
+                "done" if outcome.ok else "refused" if outcome.permanent else "failed"
+            )
+            if not outcome.ok:
+                reasons[line.custom_id] = outcome.error or "no result"
         by_key: dict[str, list[tuple[int, str]]] = {}
         for line in lines:
             by_key.setdefault(line.cache_key, []).append((line.sample, line.custom_id))
@@ -188,17 +223,20 @@ class BatchQueue:
             answered = all(states[c] == "done" for _, c in samples)
             answers = [outcomes[c].body or {} for _, c in sorted(samples)] if answered else []
             if not answered or not self._store(job.role, key, answers, report):
-                states.update({c: "failed" for _, c in samples})  # asked again when needed
+                for _, c in samples:  # asked again when needed, unless refused
+                    states[c] = "refused" if states[c] == "refused" else "failed"
                 self._settle(key, None, 0.0)
-        self.ledger.record_lines(states)
-        failed = sum(1 for s in states.values() if s == "failed")
+        self.ledger.record_lines(states, reasons)
+        failed = sum(1 for s in states.values() if s != "done")
         report.failed_lines += failed
         progress = {**status.progress, "failed_lines": failed}
         self.ledger.record_poll(job.handle, f"ended:{status.status}", progress)
         if failed:
+            refused = sum(1 for s in states.values() if s == "refused")
             log.warning(
-                "batch %s ended %s with %d failed or expired requests: they go again next round",
-                job.job_id, status.status, failed,
+                "batch %s ended %s with %d failed requests (%d refused, never sent again; the "
+                "others go again next round, at most %d times)",
+                job.job_id, status.status, failed, refused, self.max_attempts,
             )  # fmt: skip
         return True
 
@@ -222,6 +260,8 @@ class BatchQueue:
 
 class _Missing:
     ok = False
+    error = "no result for this line"
+    permanent = False
 
 
 _MISSING = _Missing()

@@ -22,6 +22,7 @@ def format_status(out_dir: Path, now: float | None = None) -> str:
         line_states = {
             job.handle: Counter(ln.state for ln in ledger.lines(job.handle)) for job in jobs
         }
+        refused, failed = ledger.reasons("refused"), ledger.reasons("failed")
     finally:
         ledger.close()
     now = time.time() if now is None else now
@@ -36,8 +37,13 @@ def format_status(out_dir: Path, now: float | None = None) -> str:
             f"  {job.provider:<9} {job.role:<7} {job.job_id or '(not recorded)':<24} "
             f"{job.status:<18} age {_age(now - job.created_at):>6}  polls {job.polls:<3} "
             f"requests {sum(states.values())} (done {states['done']}, pending "
-            f"{states['pending']}, failed {states['failed']})" + (f"  [{counts}]" if counts else "")
+            f"{states['pending']}, failed {states['failed']}, refused {states['refused']})"
+            + (f"  [{counts}]" if counts else "")
         )
+    for title, reasons in (("refused (never sent again)", refused), ("failed", failed)):
+        if reasons:
+            lines.append(f"  {title}:")
+            lines += [f"    {n} x {reason}" for reason, n in list(reasons.items())[:10]]
     return "\n".join(lines)
 
 
