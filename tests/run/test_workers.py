@@ -11,14 +11,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Holds a pool; prints the workers' pids, then again (after running tasks on the pool) for
-# every line it reads: a pool whose workers died says so or shows other pids.
+# Holds a pool; prints its workers' pids after running tasks on it, then again for every line
+# it reads: a pool whose workers died says so (BrokenProcessPool) or shows other pids.
 HOLD_A_POOL = """
-import os, sys
+import multiprocessing, os, sys
 from builder.run.workers import worker_pool
 with worker_pool() as pool:
     def pids():
-        return " ".join(map(str, sorted(set(pool.submit(os.getpid).result() for _ in range(8)))))
+        for _ in range(8):
+            pool.submit(os.getpid).result()
+        return " ".join(map(str, sorted(p.pid for p in multiprocessing.active_children())))
     print(pids(), flush=True)
     for _ in sys.stdin:
         try:
