@@ -10,9 +10,13 @@ from pathlib import Path
 
 def ingest_command(args: argparse.Namespace) -> int:
     from builder.ingest.parallel import InputSpec, format_summary, run_ingest
+    from builder.run.preflight import PreflightError, check_paths
     from builder.startup import command_ready
     from builder.steps.pairing import EligibilityRules
 
+    problems = check_paths((f"input {p}", p) for p in args.paths)
+    if problems:
+        raise PreflightError("nothing was ingested:\n  " + "\n  ".join(problems))
     command_ready()
     specs = [InputSpec(p, args.format) for p in args.paths]
     rules = EligibilityRules(min_tokens=args.min_tokens, require_focus=args.require_focus)
@@ -45,9 +49,11 @@ def inspect_command(args: argparse.Namespace) -> int:
 def run_command(args: argparse.Namespace) -> int:
     from builder.config import load_config
     from builder.run.driver import run_pipeline
+    from builder.run.preflight import require_ready
     from builder.startup import command_ready
 
     config = load_config(Path(args.config), args.set or [])
+    require_ready(config)
     command_ready()
     result = run_pipeline(config, config_path=Path(args.config))
     print(result.summary_text())
@@ -60,8 +66,10 @@ def plan_command(args: argparse.Namespace) -> int:
     from builder.config import load_config
     from builder.plan.estimate import PlanAssumptions, make_plan
     from builder.plan.text import render_plan
+    from builder.run.preflight import require_ready
 
     config = load_config(Path(args.config), args.set or [])
+    require_ready(config, role_names=(), reach=False)  # plan sends nothing
     assumptions = PlanAssumptions(
         unique_valid=args.unique_valid,
         pass_rate=args.pass_rate,
@@ -94,9 +102,13 @@ def status_command(args: argparse.Namespace) -> int:
 def eval_command(args: argparse.Namespace) -> int:
     from builder.config import load_config
     from builder.evaluate.eval_run import run_eval
+    from builder.run.preflight import require_ready
     from builder.startup import command_ready
 
     config = load_config(Path(args.config), args.set or [])
+    roles = ["agent"] + ["teacher"] * ("teacher" in args.compressor)
+    roles += ["compressor"] * ("endpoint" in args.compressor)
+    require_ready(config, role_names=roles)
     command_ready()
     dataset = Path(args.dataset) if args.dataset else None
     result = run_eval(config, args.compressor, split=args.split, dataset=dataset)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from builder.errors import ConfigError, LLMError, TransientLLMError
 from builder.llm.admission import Gate, NoGate
+from builder.llm.endpoint_kinds import key_needed
 from builder.llm.http_json import HTTPStatusError, JsonHTTP
 from builder.llm.openai_forms import forms, learn
 from builder.llm.openai_transport import (
@@ -86,7 +87,7 @@ class OpenAIProvider:
         self.capabilities = Capabilities()
         api_key = os.environ.get(api_key_env)
         if not api_key:
-            if base_url is None:
+            if key_needed("openai", base_url):
                 raise ConfigError(f"set {api_key_env} to use the OpenAI API (model {model!r})")
             api_key = PLACEHOLDER_KEY  # a self-hosted server; a 401 will say to set the key
         if transport not in TRANSPORTS:
