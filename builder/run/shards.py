@@ -57,6 +57,23 @@ def pending_shards(out_dir: Path, shard_size: int, digest: str) -> tuple[list[Sh
     return todo, skipped
 
 
+def step_totals(out_dir: Path, todo: list[ShardPlan], digest: str) -> tuple[int, int]:
+    """(eligible steps of the whole run, those in shards already complete), for the progress
+    bar: only the id and eligibility columns of the steps files are read."""
+    wanted = {tid for plan in todo for tid in plan.trajectory_ids}
+    pending = 0
+    for path in sorted((out_dir / "steps").glob("*.parquet")):
+        table = pq.ParquetFile(path).read(columns=["trajectory_id", "eligible"])
+        ids, eligible = table.column(0).to_pylist(), table.column(1).to_pylist()
+        pending += sum(1 for tid, ok in zip(ids, eligible, strict=True) if ok and tid in wanted)
+    done = 0
+    for marker in (out_dir / "_state" / "shards").glob("*.json"):
+        data = read_json(marker)
+        if isinstance(data, dict) and data.get("config_hash") == digest:
+            done += int(data.get("eligible_steps") or 0)
+    return pending + done, done
+
+
 def load_shard(
     out_dir: Path, plan: ShardPlan
 ) -> tuple[dict[str, TrajectoryRecord], list[StepRecord]]:
