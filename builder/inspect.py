@@ -7,13 +7,42 @@ from pathlib import Path
 import polars as pl
 
 from builder.errors import InputError
+from builder.run.folder_kind import require_tables
+
+
+def list_trajectories(out_dir: Path) -> str:
+    """One line per trajectory: id, instance id, harness, steps and eligible steps."""
+    require_tables(out_dir, "inspect", "trajectories", "steps")
+    trajectories = pl.scan_parquet(out_dir / "trajectories" / "*.parquet").select(
+        "trajectory_id", "native_id", "harness", "source_format"
+    )
+    steps = (
+        pl.scan_parquet(out_dir / "steps" / "*.parquet")
+        .group_by("trajectory_id")
+        .agg(pl.len().alias("steps"), pl.col("eligible").sum().alias("eligible"))
+    )
+    rows = (
+        trajectories.join(steps, on="trajectory_id", how="left")
+        .sort("trajectory_id")
+        .collect()
+        .iter_rows(named=True)
+    )
+    header = f"{'trajectory':<20}  {'instance':<32}  {'harness':<16}  {'steps':>5}  {'eligible':>8}"
+    lines = [header]
+    for row in rows:
+        harness = row["harness"] or row["source_format"] or "-"
+        lines.append(
+            f"{row['trajectory_id']:<20}  {(row['native_id'] or '-'):<32}  {harness:<16}  "
+            f"{row['steps'] or 0:>5}  {row['eligible'] or 0:>8}"
+        )
+    lines.append(f"{len(lines) - 1} trajectories")
+    return "\n".join(lines)
 
 
 def render_trajectory(out_dir: Path, trajectory: str, *, head_lines: int = 5) -> str:
     """Each step: action, observation head and eligibility (reason when not eligible)."""
+    require_tables(out_dir, "inspect", "steps")
     steps_dir = out_dir / "steps"
-    if not any(steps_dir.glob("*.parquet")):
-        raise InputError(f"{steps_dir}: no steps table here; run `nap-builder ingest` first")
     steps = (
         pl.scan_parquet(steps_dir / "*.parquet")
         .filter(pl.col("trajectory_id").str.starts_with(trajectory))

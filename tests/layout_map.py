@@ -19,7 +19,7 @@ BEGIN, END = "<!-- layout-map:begin -->", "<!-- layout-map:end -->"
 
 # Data-flow order: what comes first in the pipeline is read first.
 ORDER = (
-    "cli.py",
+    "cli/",
     "config/",
     "ingest/",
     "ingest/formats/",

@@ -54,3 +54,66 @@ def test_a_config_error_names_the_key_and_exits_2(
     assert main(["run", str(config)]) == 2
     err = capsys.readouterr().err
     assert "gate.similarity" in err and "semantic" in err
+
+
+def test_version_and_verbose_anywhere(capsys: pytest.CaptureFixture[str]) -> None:
+    from builder import __version__
+    from builder.cli import build_parser
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"nap-builder {__version__}"
+    parser = build_parser()
+    assert parser.parse_args(["-v", "status", "x"]).verbose is True
+    assert parser.parse_args(["status", "x", "-v"]).verbose is True
+    assert parser.parse_args(["status", "x"]).verbose is False
+
+
+def test_run_help_states_resume_interrupts_exit_codes_and_yaml_values(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    for needle in ("Resume:", "Ctrl-C", "exit codes:", "130", "the value is YAML", "examples:"):
+        assert needle in text
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    assert "(default: 0.5)" in capsys.readouterr().out  # --pass-rate
+
+
+def test_status_and_inspect_refuse_a_folder_that_is_not_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status", str(tmp_path)]) == 2
+    assert "not a run folder (no config.hash)" in capsys.readouterr().err
+    assert main(["inspect", str(tmp_path)]) == 2
+    assert "no trajectories or steps table here" in capsys.readouterr().err
+    assert main(["status", str(tmp_path / "missing")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+
+
+def test_inspect_lists_trajectories_with_instance_harness_and_step_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    source = SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json"
+    main(["ingest", str(source), "--out", str(tmp_path), "--workers", "1"])
+    capsys.readouterr()
+    assert main(["inspect", str(tmp_path), "--list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    raw = json.loads(source.read_text())["messages"]
+    # mini-swe-agent's step rule read from the raw file: an assistant turn answered by a user
+    # message (the observation)
+    observations = sum(
+        1
+        for i, m in enumerate(raw[:-1])
+        if m["role"] == "assistant" and raw[i + 1]["role"] == "user"
+    )
+    [row] = [line.split() for line in out[1:-1]]
+    assert row[1] == "django__django-16255"
+    assert row[2] == "mini-swe-agent" and int(row[3]) == observations > 0
+    steps = pl.read_parquet(tmp_path / "steps" / "*.parquet")
+    assert int(row[4]) == steps["eligible"].sum()
+    assert out[-1] == "1 trajectories"

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from builder import cli, startup
+from builder.cli import app
 from builder.startup import OLDER_THRESHOLDS, YOUNG_THRESHOLD, collect_less, freeze_startup
 from tests.paths import REPO, SAMPLES
 
@@ -52,7 +53,7 @@ def test_the_cli_entry_sets_them_before_the_command(
     def leave(code: int) -> None:  # the real one ends the process (see the test below)
         raise SystemExit(code)
 
-    monkeypatch.setattr(cli, "main", command)
+    monkeypatch.setattr(app, "main", command)
     monkeypatch.setattr(startup, "_owned", False)
     monkeypatch.setattr(startup, "exit_now", leave)
     with pytest.raises(SystemExit):

@@ -25,7 +25,7 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> PipelineConfig:
     """Read a YAML config, apply `dotted.key=value` overrides (values parsed as YAML), validate."""
     path = Path(path)
-    raw = _read_yaml(path)
+    raw = read_yaml(path)
     _resolve_paths(raw, path.resolve().parent)
     for override in overrides:
         apply_override(raw, override)
@@ -68,7 +68,7 @@ def dump_resolved(cfg: PipelineConfig) -> str:
 # --- reading and paths -------------------------------------------------------------------
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def read_yaml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

@@ -39,6 +39,7 @@ HASH_EXCLUDED = (
     "output.dir",
     "output.local_dir",
     "output.progress",
+    "output.log_every_s",
     "publish",
     "teacher.api_key_env",
     "agent.api_key_env",

@@ -130,7 +130,14 @@ class OutputConfig(_Model):
         default=16, ge=1, description="Trajectories per shard (the unit of resume)."
     )
     progress: bool = Field(
-        default=True, description="Show progress bars (only when stderr is a TTY)."
+        default=True,
+        description="Show the progress bar and status line (only when stderr is a terminal).",
+    )
+    log_every_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Without a terminal (or with progress off), write the progress figures "
+        "to the log this often, in seconds.",
     )
 
 

@@ -55,14 +55,14 @@ class IngestSummary:
 def format_summary(summary: IngestSummary) -> str:
     """The per-format table the CLI prints."""
     header = (
-        f"{'format':<20} {'files':>7} {'trajectories':>12} {'steps':>8} {'eligible':>8} "
+        f"{'format':<18} {'files':>7} {'trajectories':>12} {'steps':>8} {'eligible':>8} "
         f"{'quarantined':>11} {'duplicates':>10}"
     )
     lines = [header, "-" * len(header)]
     rows = [*sorted(summary.by_format.items()), ("TOTAL", summary.total)]
     for name, c in rows:
         lines.append(
-            f"{name:<20} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} "
+            f"{name:<18} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} "
             f"{c.quarantined:>11} {c.duplicates:>10}"
         )
     return "\n".join(lines)

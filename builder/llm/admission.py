@@ -158,11 +158,18 @@ async def through_gates(
             if number == retry.max_attempts:
                 raise
             stats.errors[exc.kind] += 1
+            kind = exc.kind
             delay = retry.delay(number, exc.retry_after)
             log.warning("%s; retry %d/%d in %.2fs", exc, number, retry.max_attempts - 1, delay)
         finally:
             stats.http_requests += gate.http_requests
-        await retry.sleep(delay)
+        limits = gate.limits  # the progress line shows who backs off, and why
+        limits.backing_off += 1
+        limits.last_error = kind
+        try:
+            await retry.sleep(delay)
+        finally:
+            limits.backing_off -= 1
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -36,3 +36,11 @@ def is_paid(provider: str, base_url: str | None) -> bool:
     if base_url is None:
         return provider != "local-server"
     return not is_loopback(base_url)
+
+
+def key_needed(provider: str, base_url: str | None) -> bool:
+    """Whether the provider cannot start without an API key: Anthropic, and the OpenAI API
+    itself; a self-hosted OpenAI-compatible server (a base_url) takes a placeholder key."""
+    if provider == "anthropic":
+        return True
+    return provider == "openai" and base_url is None

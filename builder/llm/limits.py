@@ -18,12 +18,26 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class Hold:
+    """Why requests wait at an endpoint right now, for the progress line: a rate limit
+    (`kind`: requests- or tokens-per-minute) with the next request's need, what the bucket
+    holds, and when it will hold enough."""
+
+    kind: str
+    per_minute: float
+    need: float
+    available: float
+    seconds: float
+
+
 class RateLimiter:
     """Token bucket refilled at `per_minute / 60` per second, holding at most `burst`.
 
     `acquire(amount)` waits until the bucket holds `min(amount, burst)`, then takes `amount`
     (the level may go negative, so a request larger than the burst still goes, and the debt
-    delays the next ones: the long-run rate is exact). Waiters are served in arrival order.
+    delays the next ones: the long-run rate is exact). Waiters are served in arrival order;
+    `hold()` says what the first of them waits for.
     """
 
     def __init__(
@@ -33,9 +47,13 @@ class RateLimiter:
         burst: float | None = None,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
+        kind: str = "rate",
     ) -> None:
         if per_minute <= 0:
             raise ValueError("per_minute must be positive")
+        self.kind = kind
+        self.per_minute = per_minute
+        self._waiting_for: float | None = None  # what the request at the head of the line needs
         self.rate = per_minute / 60.0
         self.burst = burst if burst is not None else max(1.0, self.rate)
         self._clock = clock
@@ -55,10 +73,23 @@ class RateLimiter:
         async with self._lock:
             need = min(amount, self.burst)
             self._refill()
-            while self._level < need:
-                await self._sleep((need - self._level) / self.rate)
-                self._refill()
+            try:
+                while self._level < need:
+                    self._waiting_for = need
+                    await self._sleep((need - self._level) / self.rate)
+                    self._refill()
+            finally:
+                self._waiting_for = None
             self._level -= amount
+
+    def hold(self) -> Hold | None:
+        """What the request at the head of the line waits for, or None when none waits."""
+        need = self._waiting_for
+        if need is None:
+            return None
+        self._refill()
+        seconds = max(0.0, (need - self._level) / self.rate)
+        return Hold(self.kind, self.per_minute, need, max(0.0, self._level), seconds)
 
     def adjust(self, amount: float) -> None:
         """Correct an estimate after the fact: positive takes more, negative gives back."""
@@ -81,19 +112,36 @@ class EndpointLimits:
     sleep: Sleep = asyncio.sleep
     in_flight: int = field(default=0, init=False)
     peak_in_flight: int = field(default=0, init=False)
+    backing_off: int = field(default=0, init=False)  # requests waiting to retry after an error
+    last_error: str | None = field(default=None, init=False)  # the kind of the latest of those
 
     def __post_init__(self) -> None:
         if self.max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self._slots = PrioritySlots(self.max_in_flight)
-        self.requests = self._limiter(self.rpm, None)
+        self.requests = self._limiter(self.rpm, None, "requests-per-minute")
         # a minute's worth of tokens may burst, as providers measure TPM over a minute
-        self.tokens = self._limiter(self.tpm, self.tpm)
+        self.tokens = self._limiter(self.tpm, self.tpm, "tokens-per-minute")
 
-    def _limiter(self, per_minute: float | None, burst: float | None) -> RateLimiter | None:
+    def _limiter(
+        self, per_minute: float | None, burst: float | None, kind: str
+    ) -> RateLimiter | None:
         if per_minute is None:
             return None
-        return RateLimiter(per_minute, burst=burst, clock=self.clock, sleep=self.sleep)
+        return RateLimiter(per_minute, burst=burst, clock=self.clock, sleep=self.sleep, kind=kind)
+
+    def hold(self) -> Hold | None:
+        """The rate limit holding this endpoint's next request back, if any."""
+        for limiter in (self.requests, self.tokens):
+            held = limiter.hold() if limiter is not None else None
+            if held is not None:
+                return held
+        return None
+
+    @property
+    def queued(self) -> int:
+        """Requests waiting for a concurrency slot."""
+        return self._slots.waiting
 
     async def acquire(
         self,

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from builder.errors import ConfigError, LLMError, TransientLLMError
 from builder.llm.admission import Gate, NoGate
+from builder.llm.endpoint_kinds import key_needed
 from builder.llm.error_kinds import refusal_kind
 from builder.llm.http_json import HTTPStatusError, JsonHTTP
 from builder.llm.model_rules import model_rules
@@ -100,7 +101,7 @@ class OpenAIProvider:
         self.capabilities.max_tokens_param = rules.completion_tokens_param
         api_key = os.environ.get(api_key_env)
         if not api_key:
-            if base_url is None:
+            if key_needed("openai", base_url):
                 raise ConfigError(f"set {api_key_env} to use the OpenAI API (model {model!r})")
             api_key = PLACEHOLDER_KEY  # a self-hosted server; a 401 will say to set the key
         if transport not in TRANSPORTS:

@@ -35,6 +35,10 @@ class PrioritySlots:
                 self.release()
             raise
 
+    @property
+    def waiting(self) -> int:
+        return sum(1 for *_, future in self._waiters if not future.done())
+
     def release(self) -> bool:
         """Hand the slot to the first live waiter (True), or free it (False)."""
         while self._waiters:

@@ -11,6 +11,9 @@ from typing import Any
 def render_markdown(report: Mapping[str, Any]) -> str:
     """A readable summary: one section per report key, tables for nested mappings."""
     lines = ["# nap-builder run report", "", summary_line(report), ""]
+    failure = failure_line(report.get("run", {}))
+    if failure:
+        lines += [f"> **{failure}**", ""]
     warning = report.get("control", {}).get("warning")
     if warning:
         lines += [f"> **WARNING:** {warning}", ""]
@@ -39,6 +42,18 @@ def summary_line(report: Mapping[str, Any]) -> str:
         f"valid, {totals.get('passing_candidates', 0)} passing), "
         f"{totals.get('selected_steps', 0)} steps selected "
         f"({report.get('dropped_steps', {}).get('total', 0)} dropped){saved}{control}{spent}."
+    )
+
+
+def failure_line(run: Mapping[str, Any]) -> str | None:
+    """The headline of a run that did not finish its shards: how many failed, and why."""
+    failed, total = run.get("shards_failed") or 0, run.get("shards_total") or 0
+    if not failed:
+        return None
+    why = "; ".join(run.get("diagnoses") or []) or "see run.log for the errors"
+    return (
+        f"FAILED: {failed} of {total} shards failed ({why}); run the same command again "
+        "to resume them"
     )
 
 

@@ -27,6 +27,7 @@ from builder.config import PipelineConfig, config_hash, dump_resolved
 from builder.ingest.formats import adapters
 from builder.ingest.parallel import executor_tasks, run_ingest
 from builder.nap.from_config import nap_settings
+from builder.run.diagnosis import diagnose
 from builder.run.ingest_state import discard_stale, ensure_ingested
 from builder.run.result import RunResult
 from builder.run.shards import write_json_atomic
@@ -240,6 +241,10 @@ def _run_local(
             clients.close()
             usage_file = out_dir / "_state" / "usage" / f"{time.time_ns()}.json"
             write_json_atomic(usage_file, clients.usage.as_dict())
+            if result.shards_failed:
+                result.diagnoses = diagnose(clients.usage.stages, cfg)
+                for line in result.diagnoses:
+                    log.error("%s", line)
         result.stage_seconds["nap"] = time.perf_counter() - nap_started
         # the shard workers have nothing left to do: they exit while the report is written
         pool.shutdown(wait=False)

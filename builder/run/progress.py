@@ -1,12 +1,15 @@
-"""Progress bars per stage with a live postfix, and the run's log file OUT/run.log.
+"""The run's progress in eligible steps, its status line, and the log file OUT/run.log.
 
-Bars are only drawn on a terminal; in a batch job (no TTY) the same figures go to the log at
-most every `log_every_s` seconds, so a long unattended run still shows that it moves.
+The bar and the status line are drawn only on a terminal; in a batch job (no TTY) the same
+figures go to the log at most every `output.log_every_s` seconds, so a long unattended run
+still shows that it moves, and why it is slow when it is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,13 +17,17 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
+
+from builder.run.status_line import SEPARATOR, Status, full_text, status_text
 
 log = logging.getLogger(__name__)
 
 LOG_NAME = "run.log"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-_PERCENT_KEYS = frozenset({"cache_hit_rate", "cache", "pass_rate"})
-_TOKEN_KEYS = frozenset({"tokens_saved", "saved", "tokens"})
+STEP_BAR = (
+    "{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]"
+)
 
 
 def progress_enabled(configured: bool, stream: TextIO | None = None) -> bool:
@@ -29,95 +36,103 @@ def progress_enabled(configured: bool, stream: TextIO | None = None) -> bool:
     return configured and hasattr(stream, "isatty") and stream.isatty()
 
 
-def format_postfix(values: dict[str, Any]) -> str:
-    """`steps=12 passing=30 tokens_saved=12.3k cost=$0.0123 cache_hit_rate=45% errors=2`.
-
-    `tokens_saved` is builder.report.savings.tokens_saved (best row per step), the figure the
-    report and the dataset card show too.
-    """
-    return " ".join(f"{key}={_format_value(key, value)}" for key, value in values.items())
+def terminal_width(stream: TextIO, default: int = 80) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return default
 
 
-def _format_value(key: str, value: Any) -> str:
-    if value is None:
-        return "-"
-    if key.startswith("cost") and isinstance(value, int | float):
-        return f"${value:.4f}"
-    if key in _PERCENT_KEYS and isinstance(value, float):
-        return f"{value:.0%}"
-    if key in _TOKEN_KEYS and isinstance(value, int | float):
-        return _human(value)
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
-
-
-def _human(value: float) -> str:
-    for unit, size in (("M", 1_000_000), ("k", 1_000)):
-        if abs(value) >= size:
-            return f"{value / size:.1f}{unit}"
-    return f"{value:g}"
-
-
-class StageProgress:
-    """One stage's bar. `advance(n, **postfix)` moves it and updates the figures shown after it;
-    postfix keys given earlier are kept until overwritten. The bar is drawn only when `enabled`
-    and the stream (`file`, default stderr) is a terminal; otherwise figures go to the log."""
+class RunProgress:
+    """Eligible steps done of the total, with the rate and the time left, and under it the
+    status line (`status_line`): why the run waits, requests in flight, cost against the
+    budget, yield. On a terminal both lines redraw in place and fit its width; otherwise (a
+    batch job, or `output.progress: false`) the same figures go to the log every
+    `log_every_s` seconds, whole."""
 
     def __init__(
         self,
-        stage: str,
-        total: int | None,
+        total: int,
+        done: int,
         enabled: bool,
         *,
         file: TextIO | None = None,
-        position: int | None = None,
         log_every_s: float = 30.0,
     ) -> None:
-        self.stage = stage
         self.total = total
-        self.done = 0
-        self.postfix: dict[str, Any] = {}
+        self.done = done
+        self.file = sys.stderr if file is None else file
+        self.status = Status()
         self._log_every_s = log_every_s
         self._started = self._last_log = time.monotonic()
+        self._done_at_start = done
         self._bar: tqdm[Any] | None = None
-        if progress_enabled(enabled, file):
+        self._line: tqdm[Any] | None = None
+        self._redirect: contextlib.AbstractContextManager[None] | None = None
+        if progress_enabled(enabled, self.file):
+            # log lines (warnings, retries) are printed above the two lines, not through them
+            self._redirect = logging_redirect_tqdm()
+            self._redirect.__enter__()
             self._bar = tqdm(
                 total=total,
-                desc=stage,
-                unit="item",
-                file=file,
-                position=position,
+                initial=done,
+                desc="steps",
+                unit="step",
+                position=0,
+                bar_format=STEP_BAR,
+                file=self.file,
                 dynamic_ncols=True,
-                mininterval=0.5,
+                mininterval=0.2,
+            )
+            self._line = tqdm(
+                total=0,
+                bar_format="{desc}",
+                position=1,
+                leave=False,
+                file=self.file,
+                dynamic_ncols=True,
+                mininterval=0.2,
             )
 
-    def advance(self, n: int = 1, **postfix: Any) -> None:
-        """Count `n` more items done and refresh the postfix figures."""
+    def step_done(self, n: int = 1) -> None:
         self.done += n
-        self.postfix.update(postfix)
         if self._bar is not None:
-            self._bar.set_postfix_str(format_postfix(self.postfix), refresh=False)
             self._bar.update(n)
+
+    def show(self, status: Status) -> None:
+        """Refresh the status line (on a terminal), or log the figures when it is time."""
+        self.status = status
+        if self._line is not None:
+            self._line.set_description_str(status_text(status, terminal_width(self.file) - 1))
         elif time.monotonic() - self._last_log >= self._log_every_s:
             self._last_log = time.monotonic()
-            log.info("%s", self._line())
+            log.info("%s", self.log_line())
+
+    def log_line(self) -> str:
+        """`steps 120/320 (38%), 9.8/s, ~20 s left · waiting: ... · in flight 64/64 · ...`."""
+        elapsed = time.monotonic() - self._started
+        rate = (self.done - self._done_at_start) / elapsed if elapsed > 0 else 0.0
+        share = f" ({self.done / self.total:.0%})" if self.total else ""
+        head = f"steps {self.done}/{self.total}{share}, {rate:.3g}/s"
+        if rate > 0 and self.total > self.done:
+            head += f", ~{(self.total - self.done) / rate:.0f} s left"
+        return SEPARATOR.join([head, full_text(self.status)])
 
     def close(self) -> None:
-        """Finish the bar and log the stage's final figures."""
+        """Finish the bar and log the final figures."""
+        if self._line is not None:
+            self._line.close()
+            self._line = None
         if self._bar is not None:
-            self._bar.set_postfix_str(format_postfix(self.postfix), refresh=True)
             self._bar.close()
             self._bar = None
+        if self._redirect is not None:
+            self._redirect.__exit__(None, None, None)
+            self._redirect = None
         elapsed = time.monotonic() - self._started
-        log.info("%s done in %.1fs", self._line(), elapsed)
+        log.info("%s; done in %.1fs", self.log_line(), elapsed)
 
-    def _line(self) -> str:
-        total = "?" if self.total is None else str(self.total)
-        figures = format_postfix(self.postfix)
-        return f"{self.stage}: {self.done}/{total}" + (f" {figures}" if figures else "")
-
-    def __enter__(self) -> StageProgress:
+    def __enter__(self) -> RunProgress:
         return self
 
     def __exit__(

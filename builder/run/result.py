@@ -18,6 +18,7 @@ class RunResult:
     batch_rounds: int = 0
     stopped: str | None = None  # interrupted | budget
     stop_detail: str | None = None  # what a signal really did, in words
+    diagnoses: list[str] = field(default_factory=list)  # endpoints whose requests all failed
     report: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
@@ -51,6 +52,7 @@ class RunResult:
             )
         if control.get("warning"):
             lines.append(f"WARNING: {control['warning']}")
+        lines += [f"ERROR: {line}" for line in self.diagnoses]
         if self.stopped:
             why = self.stop_detail or self.stopped
             lines.append(f"stopped early: {why}; run the same command again to resume")

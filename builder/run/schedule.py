@@ -6,6 +6,7 @@ import asyncio
 import logging
 import signal
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,13 @@ from builder.report.savings import tokens_saved
 from builder.run.result import RunResult
 from builder.run.shard_io import prepare_records
 from builder.run.shard_work import Prepared, ScrubSettings, ShardDeferred, run_shard
-from builder.run.shards import ShardPlan, pending_shards
+from builder.run.shards import ShardPlan, pending_shards, step_totals
+from builder.run.status_line import Status
 
 log = logging.getLogger(__name__)
 
 STEPS_PER_SLOT = 2
+TICK_S = 0.5  # status line refresh between steps
 
 
 def parallel_shards(concurrency: int, shard_size: int) -> int:
@@ -90,17 +93,19 @@ async def run_shards(
     stopped (signal, budget). Each shard's loading and writing runs in `pool` (see
     runner/workers.py), or in threads without one; `prefetched` holds records asked for
     already (`prefetch_shards`), used once."""
-    from builder.run.progress import StageProgress
+    from builder.run.progress import RunProgress
 
     scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
     todo, skipped = pending_shards(out_dir, cfg.output.shard_size, digest)
     result.shards_total = len(todo) + skipped
     result.shards_skipped += skipped
-    progress = StageProgress("shards", len(todo), enabled=cfg.output.progress)
+    total_steps, done_steps = step_totals(out_dir, todo, digest)
+    progress = RunProgress(
+        total_steps, done_steps, cfg.output.progress, log_every_s=cfg.output.log_every_s
+    )
     counters: Counter[str] = Counter()
 
     def on_step(step_result: StepResult) -> None:
-        counters["steps"] += 1
         counters["passing"] += sum(
             1 for j in step_result.judgements if j.passed and not j.is_control
         )
@@ -109,19 +114,12 @@ async def run_shards(
                 counters["control_steps"] += 1
                 counters["control_passed"] += j.passed
         counters["saved_tokens"] += tokens_saved(step_result.supervision)  # as in the report
-        total = clients.usage.total()
-        lookups = total.cache_hits + total.cache_misses
-        progress.advance(
-            0,
-            steps=counters["steps"],
-            passing=counters["passing"],
-            tokens_saved=counters["saved_tokens"],
-            control=_rate(counters["control_passed"], counters["control_steps"]),
-            cost=f"${total.cost_usd:.4f}",
-            cache=f"{total.cache_hits / lookups:.0%}" if lookups else "-",
-            errors=sum(total.errors.values()),
-        )
+        progress.step_done()
 
+    def refresh() -> None:
+        progress.show(run_status(clients, counters, budget_usd=cfg.limits.budget_usd))
+
+    ticker = asyncio.create_task(_tick(refresh, TICK_S), name="progress")
     stopper = _Stopper()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -156,10 +154,11 @@ async def run_shards(
             for task in done:
                 stopper.tasks.discard(task)
                 _settle(task, result, stopper)
-                progress.advance(1)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
+        ticker.cancel()
+        refresh()
         progress.close()
     not_started = sum(1 for _ in queue)
     if stopper.signalled:
@@ -182,6 +181,40 @@ def _describe_interrupt(result: RunResult, stopper: _Stopper, not_started: int) 
     elif result.stopped is None:
         log.warning("interrupt received after every shard had started: the run completed")
         result.stop_detail = "interrupt received after every shard had started; run completed"
+
+
+async def _tick(refresh: Callable[[], None], every_s: float) -> None:
+    """Redraw the status between steps too: a run held by a limit finishes no step for a
+    while, and that is when the reason must show."""
+    while True:
+        await asyncio.sleep(every_s)
+        refresh()
+
+
+def run_status(clients: Clients, counters: Counter[str], budget_usd: float | None) -> Status:
+    """The status line's figures: every endpoint's limits (once each, as roles may share
+    them), the usage so far and the yield counters."""
+    roles = [clients.teacher, clients.agent, *clients.extra.values()]
+    limits = list({id(c.limits): c.limits for c in roles}.values())
+    holds = [h for h in (getattr(lim, "hold", lambda: None)() for lim in limits) if h]
+    errors = [lim.last_error for lim in limits if getattr(lim, "backing_off", 0)]
+    total = clients.usage.total()
+    lookups = total.cache_hits + total.cache_misses
+    return Status(
+        in_flight=sum(lim.in_flight for lim in limits),
+        concurrency=sum(getattr(lim, "max_in_flight", 0) for lim in limits),
+        queued=sum(getattr(lim, "queued", 0) for lim in limits),
+        hold=max(holds, key=lambda h: h.seconds, default=None),
+        backing_off=sum(getattr(lim, "backing_off", 0) for lim in limits),
+        last_error=errors[0] if errors else None,
+        cost_usd=total.cost_usd,
+        budget_usd=budget_usd,
+        passing=counters["passing"],
+        tokens_saved=counters["saved_tokens"],
+        control=_rate(counters["control_passed"], counters["control_steps"]),
+        cache_hit_rate=total.cache_hits / lookups if lookups else None,
+        errors=sum(total.errors.values()),
+    )
 
 
 def _rate(part: int, whole: int) -> str:

@@ -64,6 +64,15 @@ class ShardDeferred(Exception):
     """Some steps of the shard wait for batch answers: nothing is written this round."""
 
 
+class ShardIncomplete(Exception):
+    """Some steps' requests failed after their retries: the shard's tables and its marker are
+    written (its figures and drop reasons reach the report), but the marker says incomplete,
+    so the same command redoes the shard, and the cache answers every request that did."""
+
+
+REQUEST_FAILED = "request_failed:"
+
+
 async def run_shard(
     plan: ShardPlan,
     out_dir: Path,
@@ -108,8 +117,10 @@ async def run_shard(
     if len(results) < len(outcomes):
         raise ShardDeferred(f"{len(outcomes) - len(results)} steps wait for a batch round")
     dropped = Counter(r.dropped for r in results if r.dropped)
+    failed = {r: n for r, n in dropped.items() if r.startswith(REQUEST_FAILED)}
     stats = {
         "config_hash": digest,
+        "complete": not failed,
         "trajectories": len(plan.trajectory_ids),
         "eligible_steps": len(jobs),
         "dropped": dict(dropped),
@@ -120,4 +131,9 @@ async def run_shard(
         "redactions": redactions,
     }
     await off_loop(pool, write_shard, out_dir, plan, results, stats)
+    if failed:
+        kinds = ", ".join(f"{r.removeprefix(REQUEST_FAILED)} x{n}" for r, n in failed.items())
+        raise ShardIncomplete(
+            f"{sum(failed.values())} of {len(jobs)} steps failed their requests ({kinds})"
+        )
     return stats

@@ -49,12 +49,28 @@ def pending_shards(out_dir: Path, shard_size: int, digest: str) -> tuple[list[Sh
     """(shards not complete for this config hash, number of complete ones), in plan order."""
     todo, skipped = [], 0
     for plan in plan_shards(out_dir, shard_size):
-        marker = read_marker(out_dir, plan.shard_id)
-        if marker is not None and marker.get("config_hash") == digest:
+        if is_complete(read_marker(out_dir, plan.shard_id), digest):
             skipped += 1
         else:
             todo.append(plan)
     return todo, skipped
+
+
+def step_totals(out_dir: Path, todo: list[ShardPlan], digest: str) -> tuple[int, int]:
+    """(eligible steps of the whole run, those in shards already complete), for the progress
+    bar: only the id and eligibility columns of the steps files are read."""
+    wanted = {tid for plan in todo for tid in plan.trajectory_ids}
+    pending = 0
+    for path in sorted((out_dir / "steps").glob("*.parquet")):
+        table = pq.ParquetFile(path).read(columns=["trajectory_id", "eligible"])
+        ids, eligible = table.column(0).to_pylist(), table.column(1).to_pylist()
+        pending += sum(1 for tid, ok in zip(ids, eligible, strict=True) if ok and tid in wanted)
+    done = 0
+    for marker in (out_dir / "_state" / "shards").glob("*.json"):
+        data = read_json(marker)
+        if isinstance(data, dict) and is_complete(data, digest):
+            done += int(data.get("eligible_steps") or 0)
+    return pending + done, done
 
 
 def load_shard(
@@ -73,6 +89,14 @@ def load_shard(
     order = {tid: i for i, tid in enumerate(wanted)}
     steps.sort(key=lambda s: (order[s.trajectory_id], s.step_index))
     return trajectories, steps
+
+
+def is_complete(marker: dict[str, Any] | None, digest: str) -> bool:
+    """A shard is done for this config when its marker has the config's hash and does not
+    say that some of its steps' requests failed (`complete: false`: redone on resume)."""
+    return (
+        marker is not None and marker.get("config_hash") == digest and marker.get("complete", True)
+    )
 
 
 def marker_path(out_dir: Path, shard_id: str) -> Path:

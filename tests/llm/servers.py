@@ -141,6 +141,8 @@ class FakeAPIServer:
         self.anthropic_usage = anthropic_usage or {"input_tokens": 10, "output_tokens": 5}
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.model_lists = 0  # GET /models answered
+        self.refuse_key = False  # answer 401 to every request, as for a wrong API key
         self.in_flight = 0
         self.peak_in_flight = 0
         self.intervals: list[tuple[float, float]] = []
@@ -256,12 +258,55 @@ class FakeAPIServer:
         return 200, answer
 
 
+# OpenAI: GET /v1/models (https://platform.openai.com/docs/api-reference/models/list);
+# Anthropic: GET /v1/models (https://docs.anthropic.com/en/api/models-list)
+def models_list(api: str) -> dict[str, Any]:
+    if api == "anthropic":
+        model = {"type": "model", "id": "claude-fake", "display_name": "Claude Fake"}
+        return {"data": [model], "has_more": False, "first_id": "claude-fake"}
+    model = {"id": "fake-model", "object": "model", "created": 0, "owned_by": "nap-builder"}
+    return {"object": "list", "data": [model]}
+
+
+# The bodies both APIs send for a key they do not take (401).
+AUTH_ERROR = {
+    "openai": {
+        "error": {
+            "message": "Incorrect API key provided: sk-wrong. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        }
+    },
+    "anthropic": {
+        "type": "error",
+        "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+    },
+}
+
+
 def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, format: str, *args: Any) -> None:
             """Silent: request lines are not test output."""
+
+        def do_GET(self) -> None:
+            """The models list (the pre-flight check asks for it; not counted as a request)."""
+            with server.lock:
+                server.model_lists += 1
+            if server.refuse_key:  # as a server that does not take the key: 401, its body
+                payload = json.dumps(AUTH_ERROR[server.api]).encode()
+                self.send_response(401)
+            else:
+                payload = json.dumps(models_list(server.api)).encode()
+                self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
@@ -488,7 +533,9 @@ class AsyncOpenAIServer:
                     if line[:15].lower() == b"content-length:":
                         length = int(line[15:])
                 body = json.loads(await reader.readexactly(length) or b"{}")
-                if head.startswith(b"GET /stats"):
+                if head.startswith(b"GET /") and b"/models" in head.split(b"\r\n", 1)[0]:
+                    answer = models_list("openai")  # the pre-flight check: not recorded
+                elif head.startswith(b"GET /stats"):
                     answer = self.stats(_query_int(head, "concurrency"))
                 elif head.startswith(b"GET /bodies"):
                     answer = {"bodies": self.bodies}

@@ -52,7 +52,7 @@ def test_an_agent_that_reproduces_its_reference_passes_every_control(tmp_path: P
     assert f"control: agent reproduced its reference on {eligible}/{eligible}" in done.stdout
     assert "WARNING" not in done.stdout
     assert "control pass rate 100%" in (out / "report.md").read_text()
-    assert "control=100%" in (out / "run.log").read_text()  # the progress line's figures
+    assert "control 100%" in (out / "run.log").read_text()  # the progress line's figures
     assert report["gate"]["mode"] == "generate"
 
 

@@ -171,6 +171,8 @@ class RemoteLimits:
         self.key = key
         self.budget = budget
         self.in_flight = 0
+        self.backing_off = 0  # this worker's requests waiting to retry (as EndpointLimits)
+        self.last_error: str | None = None
         self._leases: dict[int, list[int]] = {}  # estimate -> leases (LIFO per estimate)
 
     async def acquire(
