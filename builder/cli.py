@@ -20,7 +20,11 @@ def _ingest(args: argparse.Namespace) -> int:
 
     command_ready()
     specs = [InputSpec(p, args.format) for p in args.paths]
-    rules = EligibilityRules(min_tokens=args.min_tokens, require_focus=args.require_focus)
+    rules = EligibilityRules(
+        min_tokens=args.min_tokens,
+        require_focus=args.require_focus,
+        exclude_instances=_excluded_ids(args.exclude_instances or []),
+    )
     summary = run_ingest(specs, Path(args.out), rules=rules, workers=args.workers)
     print(format_summary(summary))
     total = summary.total
@@ -35,6 +39,21 @@ def _ingest(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _excluded_ids(values: list[str]) -> frozenset[str]:
+    """`--exclude-instances` values: a named set, a file of ids, or an id."""
+    from pydantic import ValidationError
+
+    from builder.config import ExcludeInstancesConfig
+    from builder.errors import ConfigError
+
+    files = [str(Path(v).resolve()) for v in values if Path(v).is_file()]
+    try:
+        spec = ExcludeInstancesConfig.model_validate([v for v in values if not Path(v).is_file()])
+    except ValidationError as exc:
+        raise ConfigError(f"--exclude-instances: {exc.errors()[0]['msg']}") from None
+    return spec.model_copy(update={"files": files}).resolved()
 
 
 def _inspect(args: argparse.Namespace) -> int:
@@ -147,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--format", help="force a format instead of auto-detection")
     ingest.add_argument("--strict", action="store_true", help="exit 1 if anything is quarantined")
     ingest.add_argument("--min-tokens", type=int, default=256, help="eligibility threshold")
+    ingest.add_argument(
+        "--exclude-instances",
+        action="append",
+        metavar="SET|FILE|ID",
+        help="drop every trajectory of these instances (decontamination): swe-bench-verified, "
+        "swe-bench-lite, a file of ids, or an id; repeatable",
+    )
     ingest.add_argument("--require-focus", action="store_true", help="only steps with a CFQ")
     ingest.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
     ingest.set_defaults(func=_ingest)
