@@ -88,7 +88,7 @@ def watched_lines(summary: IngestSummary) -> list[str]:
         if ids:
             shown = ", ".join(sorted(ids)[:3]) + (", ..." if len(ids) > 3 else "")
             lines.append(
-                f"WARNING: kept trajectories of {len(ids)} {NAMED_SETS[name]} instance(s) "
+                f"kept trajectories of {len(ids)} {NAMED_SETS[name]} instance(s) "
                 f"({shown}): a model trained on them is contaminated for that benchmark; "
                 f"`exclude_instances: {name}` drops them"
             )

@@ -27,6 +27,7 @@ from builder.report.figures import (
     _totals,
     _usage,
 )
+from builder.report.decontamination import decontamination_section
 from builder.report.markdown import render_markdown
 from builder.report.tables import SCHEMAS, STEP_KEY, loaded, scan_table
 
@@ -67,6 +68,7 @@ def _build(
             _count(control), _count(control, pl.col("passed")), control_floor, control_mode
         ),
         "totals": _totals(tables),
+        "decontamination": decontamination_section(out_dir),
         "dropped_steps": _dropped_steps(tables),
         "compression": _compression(tables),
         "by_source": _by_source(tables),

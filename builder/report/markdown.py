@@ -11,9 +11,10 @@ from typing import Any
 def render_markdown(report: Mapping[str, Any]) -> str:
     """A readable summary: one section per report key, tables for nested mappings."""
     lines = ["# nap-builder run report", "", summary_line(report), ""]
-    warning = report.get("control", {}).get("warning")
-    if warning:
-        lines += [f"> **WARNING:** {warning}", ""]
+    for section in ("control", "decontamination"):
+        warning = report.get(section, {}).get("warning")
+        if warning:
+            lines += [f"> **WARNING:** {warning}", ""]
     scalars = {k: v for k, v in report.items() if not isinstance(v, Mapping)}
     for section, value in report.items():
         if isinstance(value, Mapping):
