@@ -99,8 +99,14 @@ def _publish(args: argparse.Namespace) -> int:
     from builder.publish.command import publish
 
     return publish(
-        Path(args.out), to=args.to, repo=args.repo, private=args.private, dry_run=args.dry_run
-    )  # args.private: True (--private), False (--public), None (neither)
+        Path(args.out),
+        to=args.to,
+        repo=args.repo,
+        private=args.private,
+        dry_run=args.dry_run,
+        tokenizer=args.tokenizer,
+        max_tokens=args.max_tokens,
+    )  # args.private: True (--private), False (--public), None (neither); fmt: skip
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -226,6 +232,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="make the repo public (also changes an existing private repo)",
     )
     publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    publish.add_argument(
+        "--tokenizer",
+        help="local Hugging Face tokenizer (folder or cached name) whose chat template counts "
+        "the token lengths (default: publish.tokenizer, else a cl100k estimate)",
+    )
+    publish.add_argument(
+        "--max-tokens",
+        type=int,
+        help="leave out training rows whose whole sequence is longer (reported per split)",
+    )
     publish.set_defaults(func=_publish)
 
     status = sub.add_parser("status", help="batch jobs of a run: pending, age, progress")

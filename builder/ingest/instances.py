@@ -23,7 +23,9 @@ from pathlib import Path
 
 from builder.errors import ConfigError
 
-INSTANCE_FORMATS = frozenset({"mini-swe-agent", "swe-agent", "chat-messages", "hf-dataset", "openhands-v0"})
+INSTANCE_FORMATS = frozenset(
+    {"mini-swe-agent", "swe-agent", "chat-messages", "hf-dataset", "openhands-v0"}
+)
 NAMED_SETS = {"swe-bench-verified": "SWE-bench Verified", "swe-bench-lite": "SWE-bench Lite"}
 WATCHED_SETS = tuple(NAMED_SETS)  # a run keeping one of their instances is warned
 
@@ -73,7 +75,9 @@ def _jsonl_ids(text: str, path: Path) -> list[str]:
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise ConfigError(f"exclude_instances: {path} line {number}: not JSON ({exc})") from None
+            raise ConfigError(
+                f"exclude_instances: {path} line {number}: not JSON ({exc})"
+            ) from None
         value = row.get("instance_id") if isinstance(row, dict) else None
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"exclude_instances: {path} line {number}: no `instance_id` string")

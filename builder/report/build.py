@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from builder.nap.control import JUDGED, control_summary
+from builder.report.decontamination import decontamination_section
 from builder.report.figures import (
     _by_source,
     _compression,
@@ -27,7 +28,6 @@ from builder.report.figures import (
     _totals,
     _usage,
 )
-from builder.report.decontamination import decontamination_section
 from builder.report.markdown import render_markdown
 from builder.report.tables import SCHEMAS, STEP_KEY, loaded, scan_table
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 # Figures of report.json's `totals` the console prints, under the report's own names: the
 # training rows are `selected_rows` (+ `fallback_rows`, `unchanged` targets) and pairs.
 SUMMARY_TOTALS = (
