@@ -17,7 +17,7 @@ from builder.errors import PublishError
 from builder.publish.card_inputs import ConfigLayout
 from builder.publish.folder import parquet_files
 from builder.publish.lengths import TRL_DEFAULT_MAX_LENGTH, LengthCounter, length_stats, recommend
-from builder.publish.provenance import Provenance
+from builder.publish.provenance import Provenance, provenance_fields
 from builder.publish.shapes import reshape, reshaped_schema
 from builder.publish.splits import split_of
 from builder.publish.writer import ShardWriter, scrub_batch
@@ -26,6 +26,8 @@ from builder.scrub import Scrubber
 ID_COLUMN = "trajectory_id"
 # Columns whose distinct values the card reports when a table has them.
 PROVENANCE_COLUMNS = ("prompt_version", "teacher_model", "agent_model")
+# Source columns a config leaves out: dropped before scrubbing (redactions count published text).
+UNPUBLISHED = {"prompt_completion": ("messages",)}
 # Training configs: their token lengths are counted (and `max_tokens` applies to them).
 LENGTH_COLUMNS: dict[str, tuple[str, ...]] = {
     "prompt_completion": ("prompt_length", "completion_length", "sequence_length"),
@@ -70,7 +72,8 @@ def write_config(config: str, source: Path, job: ConfigJob) -> ConfigLayout:
     for file in files:
         dataset = ds.dataset([str(file)], schema=schema, format="parquet")
         for batch in dataset.to_batches(batch_size=job.batch_size):
-            batch = scrub_batch(batch, job.scrubber)
+            unused = [c for c in UNPUBLISHED.get(config, ()) if c in batch.schema.names]
+            batch = scrub_batch(batch.drop_columns(unused), job.scrubber)
             for column, seen in values.items():
                 seen.update(v for v in pc.unique(batch.column(column)).to_pylist() if v)
             ids = batch.column(ID_COLUMN).to_pylist()
@@ -125,6 +128,13 @@ def _finish(
             "dropped_by_max_tokens": {s: n for s, n in dropped.items() if n},
         }
     return ConfigLayout(config, published, rows, files_out, num_bytes, distinct, lengths)
+
+
+def published_names(config: str, schema: pa.Schema) -> list[str]:
+    """Every column `write_config` publishes for a table schema, in order (for the docs)."""
+    names = reshaped_schema(config, schema).names
+    names += [n for n, _ in provenance_fields(config) if n not in names]
+    return names + list(LENGTH_COLUMNS.get(config, ()))
 
 
 def _published_schema(config: str, schema: pa.Schema, job: ConfigJob) -> pa.Schema:
