@@ -54,9 +54,7 @@ def test_every_trajectory_of_the_real_files_gets_the_instance_id_its_raw_file_re
     raw = raw_instance_ids()
     _ingest(tmp_path / "out")
     assert _kept(tmp_path / "out") == raw
-    assert (
-        sum(v is not None for v in raw.values()) == 8
-    )  # 2 mini, 2 swe-agent, 3 rows, 2 issues - 1
+    assert sum(v is not None for v in raw.values()) == 9  # 2 mini, 2 SWE-agent, 3 rows, 2 issues
     assert raw[("swe-smith-messages/ft_xml_example.jsonl", 1)] == "getmoto__moto.694ce1f4.pr_7331"
 
 
