@@ -154,7 +154,7 @@ def test_id_files_may_be_json_lists_or_jsonl_rows_and_bad_ones_name_the_line(
         read_id_file(rows)
     spaced = tmp_path / "ids.txt"
     spaced.write_text("a__b-1\nc d\n")
-    with pytest.raises(ConfigError, match="ids.txt line 2"):
+    with pytest.raises(ConfigError, match=r"ids\.txt line 2"):
         read_id_file(spaced)
 
 
