@@ -102,3 +102,22 @@ def watched_sets_of(instance_id: str | None) -> list[str]:
     if not instance_id:
         return []
     return [name for name in WATCHED_SETS if instance_id in named_set(name)]
+
+
+def run_instance_ids(out_dir: Path) -> dict[str, str]:
+    """trajectory_id -> instance id for the trajectories of a run (or ingest) folder that have
+    one, read from its `trajectories` table (three short columns, never the messages)."""
+    import polars as pl
+
+    folder = out_dir / "trajectories"
+    if not any(folder.glob("*.parquet")):
+        return {}
+    rows = pl.scan_parquet(folder / "*.parquet").select(
+        "trajectory_id", "source_format", "native_id"
+    )
+    found = {}
+    for tid, fmt, native in rows.collect().iter_rows():
+        instance = instance_id_of(fmt, native)
+        if instance is not None:
+            found[tid] = instance
+    return found

@@ -116,3 +116,8 @@ def test_every_row_of_every_config_traces_back_to_its_raw_file(
             assert judged["passed"].sum() == judgements["passed"].sum()
     instances = set(pl.read_parquet(dest / "data" / "candidates" / "*.parquet")["instance_id"])
     assert {"django__django-16255", "pydicom__pydicom-1458", None} <= instances
+    # the report's per-trajectory plot labels its bars by task instance
+    sft = pl.read_parquet(dest / "data" / "sft" / "*.parquet")
+    plot = (plain / "plots" / "tokens_saved_per_trajectory.svg").read_text()
+    labelled = set(sft["instance_id"].drop_nulls())
+    assert labelled and all(f"<title>{name}: " in plot for name in labelled)  # full names
