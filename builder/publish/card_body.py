@@ -65,7 +65,8 @@ def _configs_section(inputs: CardInputs) -> str:
         lines += ["", f"`{default}` is the default config."]
     if inputs.empty_configs:
         empty = ", ".join(f"`{c}`" for c in inputs.empty_configs)
-        lines += ["", f"Not included because the run produced no rows for them: {empty}."]
+        within = f" within max_tokens {inputs.max_tokens}" if inputs.max_tokens else ""
+        lines += ["", f"Not included because the run produced no rows for them{within}: {empty}."]
     return "\n".join(lines)
 
 
