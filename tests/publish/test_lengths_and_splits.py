@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 
 from builder.cli import main
-from builder.publish.lengths import ESTIMATE_MARGIN, LONG_CONTEXT, percentile, recommend
 from builder.publish.layout import build_dataset_folder
+from builder.publish.lengths import ESTIMATE_MARGIN, LONG_CONTEXT, percentile, recommend
 
 TRAINING = ("prompt_completion", "sft", "preferences")
 
