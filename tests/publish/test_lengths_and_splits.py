@@ -46,7 +46,7 @@ def test_lengths_are_in_every_training_row_and_max_tokens_drops_longer_ones_per_
     full = tmp_path / "full"
     build_dataset_folder(run_output, full, splits={"train": 0.5, "test": 0.5})
     sequences = {c: _rows(full, c) for c in TRAINING}
-    for config, rows in sequences.items():
+    for rows in sequences.values():
         assert rows["sequence_length"].null_count() == 0 and rows["sequence_length"].min() > 0
     pc = sequences["prompt_completion"]
     assert (pc["prompt_length"] + pc["completion_length"] == pc["sequence_length"]).all()
