@@ -73,13 +73,13 @@ def write_config(config: str, source: Path, job: ConfigJob) -> ConfigLayout:
         dataset = ds.dataset([str(file)], schema=schema, format="parquet")
         for batch in dataset.to_batches(batch_size=job.batch_size):
             unused = [c for c in UNPUBLISHED.get(config, ()) if c in batch.schema.names]
-            batch = scrub_batch(batch.drop_columns(unused), job.scrubber)
+            batch = job.provenance.add(config, batch.drop_columns(unused), file)
+            batch = scrub_batch(batch, job.scrubber)  # provenance text too: nothing unscrubbed
             for column, seen in values.items():
                 seen.update(v for v in pc.unique(batch.column(column)).to_pylist() if v)
             ids = batch.column(ID_COLUMN).to_pylist()
             names = [job.assigned.setdefault(i, split_of(i, job.splits, job.seed)) for i in ids]
-            shaped = job.provenance.add(config, reshape(config, batch), file)
-            shaped = with_lengths(config, shaped, job.counter)
+            shaped = with_lengths(config, reshape(config, batch), job.counter)
             for split in job.splits:
                 part = shaped.filter(pa.array([n == split for n in names], type=pa.bool_()))
                 part, over = _within(config, part, job.max_tokens)
@@ -138,9 +138,8 @@ def published_names(config: str, schema: pa.Schema) -> list[str]:
 
 
 def _published_schema(config: str, schema: pa.Schema, job: ConfigJob) -> pa.Schema:
-    empty = pa.RecordBatch.from_pylist([], schema=reshaped_schema(config, schema))
-    shaped = job.provenance.add(config, empty, Path("none"))
-    return with_lengths(config, shaped, job.counter).schema
+    empty = job.provenance.add(config, pa.RecordBatch.from_pylist([], schema=schema), Path("-"))
+    return with_lengths(config, reshape(config, empty), job.counter).schema
 
 
 def with_lengths(config: str, batch: pa.RecordBatch, counter: LengthCounter) -> pa.RecordBatch:
