@@ -82,3 +82,18 @@ def test_a_column_a_trainer_would_misread_is_refused() -> None:
         reshape("sft", batch)
     with pytest.raises(PublishError, match="no chosen"):
         reshape("preferences", pa.RecordBatch.from_pylist([{"prompt": "p", "rejected": "r"}]))
+
+
+def test_a_source_file_is_named_relative_to_its_input_never_by_a_local_path() -> None:
+    from pathlib import Path
+
+    from builder.publish.provenance import relative_source
+
+    roots = [Path("/data/runs"), Path("/data/one.jsonl")]
+    assert relative_source("/data/runs/a/b.traj", roots) == "runs/a/b.traj"
+    assert relative_source("/data/one.jsonl", roots) == "one.jsonl"
+    assert relative_source("/cache/inputs/3f/x.jsonl", roots) == "x.jsonl"  # e.g. an s3 copy
+    assert relative_source("SWE-Gym/OpenHands-SFT-Trajectories", roots) == (
+        "SWE-Gym/OpenHands-SFT-Trajectories"
+    )  # a Hub id is kept
+    assert relative_source(None, roots) is None
