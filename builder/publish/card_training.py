@@ -48,7 +48,7 @@ def lengths_section(inputs: CardInputs) -> str:
 
 
 def _exact(measured: dict[str, Any]) -> bool:
-    return "chat template" in str(next(iter(measured.values())).get("tokenizer", ""))
+    return bool(next(iter(measured.values())).get("exact"))
 
 
 def _left_out(facts: dict[str, Any], rows: int) -> str:

@@ -5,7 +5,7 @@ by trajectory."""
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -50,7 +50,6 @@ class ConfigJob:
     max_tokens: int | None = None
     max_rows: int = 50_000
     batch_size: int = 1_000
-    lengths: dict[str, array[int]] = field(default_factory=dict)
 
 
 def write_config(config: str, source: Path, job: ConfigJob) -> ConfigLayout:
@@ -118,6 +117,7 @@ def _finish(
         advice = recommend(every, job.counter.exact)
         lengths = {
             "tokenizer": job.counter.name,
+            "exact": job.counter.exact,  # False: an estimate, and max_length has a margin
             "sequence": length_stats(every),
             "completion" if config != "preferences" else "chosen": length_stats(targets),
             "by_split": {s: length_stats(v) for s, v in sequences.items() if v},
