@@ -19,11 +19,10 @@ from builder.publish.folder import parquet_files
 from builder.publish.lengths import TRL_DEFAULT_MAX_LENGTH, LengthCounter, length_stats, recommend
 from builder.publish.provenance import Provenance, provenance_fields
 from builder.publish.shapes import reshape, reshaped_schema
-from builder.publish.splits import split_of
+from builder.publish.splits import ID_COLUMN, split_of
 from builder.publish.writer import ShardWriter, scrub_batch
 from builder.scrub import Scrubber
 
-ID_COLUMN = "trajectory_id"
 # Columns whose distinct values the card reports when a table has them.
 PROVENANCE_COLUMNS = ("prompt_version", "teacher_model", "agent_model")
 # Source columns a config leaves out: dropped before scrubbing (redactions count published text).

@@ -69,7 +69,13 @@ class TemplateCounter(LengthCounter):
 
     def __init__(self, name: str) -> None:
         super().__init__()
-        from transformers import AutoTokenizer
+        try:
+            from transformers import AutoTokenizer
+        except ImportError:
+            raise PublishError(
+                "publish --tokenizer needs the `transformers` package (pip install "
+                "transformers); without a tokenizer the lengths are a cl100k estimate"
+            ) from None
 
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)

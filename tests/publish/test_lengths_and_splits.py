@@ -101,3 +101,13 @@ def test_uneven_or_tiny_splits_are_warned_in_the_output_and_the_card(
     assert tiny and all(any(w.startswith(f"`{s}`:") for w in small.warnings) for s in tiny)
     assert main(["publish", str(run_output), "--to", str(tmp_path / "cli")]) == 0
     assert "warning: `validation`" in capsys.readouterr().out
+
+
+def test_a_tokenizer_that_cannot_be_loaded_offline_is_refused_clearly(
+    run_output: Path, tmp_path: Path
+) -> None:
+    from builder.errors import PublishError
+
+    with pytest.raises(PublishError, match="cannot load it from local files"):
+        build_dataset_folder(run_output, tmp_path / "ds", tokenizer=str(tmp_path / "missing"))
+    assert not (tmp_path / "ds" / "data").exists()
