@@ -27,12 +27,15 @@ def list_trajectories(out_dir: Path) -> str:
         .collect()
         .iter_rows(named=True)
     )
+    from builder.ingest.instances import instance_id_of
+
     header = f"{'trajectory':<20}  {'instance':<32}  {'harness':<16}  {'steps':>5}  {'eligible':>8}"
     lines = [header]
     for row in rows:
         harness = row["harness"] or row["source_format"] or "-"
+        instance = instance_id_of(row["source_format"], row["native_id"]) or "-"
         lines.append(
-            f"{row['trajectory_id']:<20}  {(row['native_id'] or '-'):<32}  {harness:<16}  "
+            f"{row['trajectory_id']:<20}  {instance:<32}  {harness:<16}  "
             f"{row['steps'] or 0:>5}  {row['eligible'] or 0:>8}"
         )
     lines.append(f"{len(lines) - 1} trajectories")
@@ -55,6 +58,7 @@ def render_trajectory(out_dir: Path, trajectory: str, *, head_lines: int = 5) ->
     if len(ids) > 1:
         raise InputError(f"{trajectory!r} matches {len(ids)} trajectories; give more characters")
     lines = [f"trajectory {ids[0]}  ({steps.height} steps, {steps['eligible'].sum()} eligible)"]
+    lines += _origin(out_dir, ids[0])
     for row in steps.iter_rows(named=True):
         action = row["action"] or {}
         shown = action.get("command") or f"{action.get('tool')} {action.get('arguments')}"
@@ -73,6 +77,29 @@ def render_trajectory(out_dir: Path, trajectory: str, *, head_lines: int = 5) ->
         if len(observation) > head_lines:
             lines.append(f"  | ... ({len(observation) - head_lines} more lines)")
     return "\n".join(lines)
+
+
+def _origin(out_dir: Path, trajectory_id: str) -> list[str]:
+    """Where the trajectory came from: its task instance, harness, format and file."""
+    from builder.ingest.instances import instance_id_of
+
+    folder = out_dir / "trajectories"
+    if not any(folder.glob("*.parquet")):
+        return []
+    found = (
+        pl.scan_parquet(folder / "*.parquet")
+        .filter(pl.col("trajectory_id") == trajectory_id)
+        .select("source_format", "native_id", "harness", "source_path", "record_index")
+        .collect()
+    )
+    if found.height == 0:
+        return []
+    row = found.row(0, named=True)
+    instance = instance_id_of(row["source_format"], row["native_id"]) or "not recorded"
+    return [
+        f"instance {instance}  harness {row['harness']}  format {row['source_format']}",
+        f"source {Path(row['source_path']).name} record {row['record_index']}",
+    ]
 
 
 def _one_line(text: str | None, limit: int = 200) -> str:

@@ -26,7 +26,8 @@ def test_ingest_prints_the_summary_and_inspect_shows_each_step(
         "1",
         "0",
         "0",
-    ]  # files, trajectories, steps, eligible, quarantined, duplicates
+        "0",
+    ]  # files, trajectories, steps, eligible, quarantined, duplicates, excluded
 
     trajectory = pl.read_parquet(tmp_path / "trajectories" / "*.parquet")["trajectory_id"][0]
     assert main(["inspect", str(tmp_path), "--trajectory", trajectory[:8], "--lines", "2"]) == 0
@@ -117,3 +118,23 @@ def test_inspect_lists_trajectories_with_instance_harness_and_step_counts(
     steps = pl.read_parquet(tmp_path / "steps" / "*.parquet")
     assert int(row[4]) == steps["eligible"].sum()
     assert out[-1] == "1 trajectories"
+
+
+def test_ingest_excludes_instances_by_set_file_or_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = tmp_path / "held_out.txt"
+    ids.write_text("github_issue\n")
+    source = str(SHARED / "mini-swe-agent")
+    argv = ["ingest", source, "--out", str(tmp_path / "o"), "--workers", "1"]
+    assert (
+        main([*argv, "--exclude-instances", "swe-bench-verified", "--exclude-instances", str(ids)])
+        == 1
+    )
+    total = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("TOTAL"))
+    assert total.split()[2] == "0" and total.split()[-1] == "2"  # both trajectories excluded
+    assert main([*argv, "--exclude-instances", "django__django-16255"]) == 0
+    total = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("TOTAL"))
+    assert total.split()[2] == "1" and total.split()[-1] == "1"
+    assert main([*argv, "--exclude-instances", "two words"]) == 2
+    assert "--exclude-instances: " in capsys.readouterr().err

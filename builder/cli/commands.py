@@ -21,7 +21,11 @@ def ingest_command(args: argparse.Namespace) -> int:
         raise PreflightError("nothing was ingested:\n  " + "\n  ".join(problems))
     command_ready()
     specs = [InputSpec(p, args.format) for p in args.paths]
-    rules = EligibilityRules(min_tokens=args.min_tokens, require_focus=args.require_focus)
+    rules = EligibilityRules(
+        min_tokens=args.min_tokens,
+        require_focus=args.require_focus,
+        exclude_instances=excluded_ids(args.exclude_instances or []),
+    )
     summary = run_ingest(specs, Path(args.out), rules=rules, workers=args.workers)
     print(format_summary(summary))
     total = summary.total
@@ -36,6 +40,21 @@ def ingest_command(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def excluded_ids(values: list[str]) -> frozenset[str]:
+    """`--exclude-instances` values: a named set, a file of ids, or an id."""
+    from pydantic import ValidationError
+
+    from builder.config import ExcludeInstancesConfig
+    from builder.errors import ConfigError
+
+    files = [str(Path(v).resolve()) for v in values if Path(v).is_file()]
+    try:
+        spec = ExcludeInstancesConfig.model_validate([v for v in values if not Path(v).is_file()])
+    except ValidationError as exc:
+        raise ConfigError(f"--exclude-instances: {exc.errors()[0]['msg']}") from None
+    return spec.model_copy(update={"files": files}).resolved()
 
 
 def inspect_command(args: argparse.Namespace) -> int:
@@ -88,8 +107,14 @@ def publish_command(args: argparse.Namespace) -> int:
     from builder.publish.command import publish
 
     return publish(
-        Path(args.out), to=args.to, repo=args.repo, private=args.private, dry_run=args.dry_run
-    )  # args.private: True (--private), False (--public), None (neither)
+        Path(args.out),
+        to=args.to,
+        repo=args.repo,
+        private=args.private,  # True (--private), False (--public), None (neither)
+        dry_run=args.dry_run,
+        tokenizer=args.tokenizer,
+        max_tokens=args.max_tokens,
+    )
 
 
 def status_command(args: argparse.Namespace) -> int:

@@ -72,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--format", help="force a format instead of auto-detection")
     ingest.add_argument("--strict", action="store_true", help="exit 1 if anything is quarantined")
     ingest.add_argument("--min-tokens", type=int, default=256, help="eligibility threshold")
+    ingest.add_argument(
+        "--exclude-instances",
+        action="append",
+        metavar="SET|FILE|ID",
+        help="drop every trajectory of these instances (decontamination): swe-bench-verified, "
+        "swe-bench-lite, a file of ids, or an id; repeatable",
+    )
     ingest.add_argument("--require-focus", action="store_true", help="only steps with a CFQ")
     ingest.add_argument("--workers", type=int, default=None, help="worker processes (default: 2)")
     ingest.set_defaults(func=commands.ingest_command)
@@ -134,6 +141,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="make the repo public (also changes an existing private repo)",
     )
     publish.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    publish.add_argument(
+        "--tokenizer",
+        help="local Hugging Face tokenizer (folder or cached name) whose chat template counts "
+        "the token lengths (default: publish.tokenizer, else a cl100k estimate)",
+    )
+    publish.add_argument(
+        "--max-tokens",
+        type=int,
+        help="leave out training rows whose whole sequence is longer (reported per split)",
+    )
     publish.set_defaults(func=commands.publish_command)
 
     status = _command(sub, "status", "batch jobs of a run: pending, age, progress")

@@ -41,6 +41,7 @@ from builder.config.run_settings import (
 )
 from builder.config.stages import (
     EligibilityConfig,
+    ExcludeInstancesConfig,
     GateConfig,
     InputSpec,
     ReferencesConfig,
@@ -55,6 +56,7 @@ __all__ = [
     "CompressorConfig",
     "EligibilityConfig",
     "EndpointConfig",
+    "ExcludeInstancesConfig",
     "ExecutionConfig",
     "GateConfig",
     "InputSpec",

@@ -45,6 +45,8 @@ def validate_config(raw: dict[str, Any], *, source: str = "config") -> PipelineC
 def config_hash(cfg: PipelineConfig) -> str:
     """12 hex digits of sha256 over the canonical JSON of every key that changes the output."""
     data = cfg.model_dump(mode="json")
+    if cfg.exclude_instances.empty:  # unset: the hash of configs written before the key existed
+        data.pop("exclude_instances", None)
     for dotted in HASH_EXCLUDED:
         *parents, last = dotted.split(".")
         node = data
@@ -94,12 +96,28 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
                 inputs[i] = resolve_input_path(local_path(item, key, others=True), base)
             elif isinstance(item, dict) and isinstance(item.get("path"), str):
                 item["path"] = resolve_input_path(local_path(item["path"], key, others=True), base)
+    _resolve_exclude_files(raw, base)
     for section, name in (("output", "dir"), ("output", "local_dir"), ("cache", "dir")):
         node = raw.get(section)
         if isinstance(node, dict) and isinstance(node.get(name), str):
             key = f"{section}.{name}"
             text = local_path(node[name], key, stores=key == "output.dir")
             node[name] = text if "://" in text else str(_absolute(text, base))
+
+
+def _resolve_exclude_files(raw: dict[str, Any], base: Path) -> None:
+    """Files of `exclude_instances` (the shorthand string or `files:`) made absolute; a named
+    set is left alone."""
+    from builder.ingest.instances import NAMED_SETS
+
+    node = raw.get("exclude_instances")
+    if isinstance(node, str) and node not in NAMED_SETS and "://" not in node:
+        raw["exclude_instances"] = str(_absolute(node, base))
+    elif isinstance(node, dict) and isinstance(node.get("files"), list):
+        node["files"] = [
+            str(_absolute(f, base)) if isinstance(f, str) and "://" not in f else f
+            for f in node["files"]
+        ]
 
 
 def resolve_input_path(text: str, base: Path) -> str:

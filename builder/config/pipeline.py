@@ -23,6 +23,7 @@ from builder.config.run_settings import (
 )
 from builder.config.stages import (
     EligibilityConfig,
+    ExcludeInstancesConfig,
     GateConfig,
     InputSpec,
     ReferencesConfig,
@@ -57,6 +58,11 @@ class PipelineConfig(_Model):
     """A whole run: inputs → steps → candidates → references → judgements → selection."""
 
     inputs: list[InputSpec] = Field(min_length=1, description="Trajectory sources.")
+    exclude_instances: ExcludeInstancesConfig = Field(
+        default_factory=ExcludeInstancesConfig,
+        description="Task instances whose trajectories are dropped at ingest (decontamination): "
+        "a named set (`swe-bench-verified`, `swe-bench-lite`), a file of ids, or a list.",
+    )
     eligibility: EligibilityConfig = Field(
         default_factory=EligibilityConfig, description="Which steps are compressible."
     )

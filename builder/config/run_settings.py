@@ -175,6 +175,31 @@ class PublishConfig(_Model):
         "dataset README are found without it).",
     )
 
+    tokenizer: str | None = Field(
+        default=None,
+        description="A Hugging Face tokenizer (local folder, or a name already in the local "
+        "cache: nothing is downloaded) whose chat template counts the card's token lengths, "
+        "as TRL would; null: cl100k tokens of ChatML-rendered turns, an estimate.",
+    )
+    max_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Leave out training rows (prompt_completion, sft, preferences) whose whole "
+        "sequence is longer than this many tokens; the card and the output count them per "
+        "split. Null: keep every row.",
+    )
+    min_train_fraction: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Warn when `train` holds less than this share of the rows.",
+    )
+    min_split_trajectories: int = Field(
+        default=5,
+        ge=0,
+        description="Warn when a split with a fraction above 0 gets fewer trajectories.",
+    )
+
     @field_validator("splits")
     @classmethod
     def _fractions(cls, splits: dict[str, float]) -> dict[str, float]:

@@ -48,6 +48,79 @@ class InputSpec(_Model):
         return value
 
 
+class ExcludeInstancesConfig(_Model):
+    """Decontamination: every trajectory of these task instances is dropped at ingest, before
+    any model request, and counted in the report and the card.
+
+    Shorthands: a set name (`exclude_instances: swe-bench-verified`), a file path
+    (`exclude_instances: evals/ids.txt`), or a list of set names and ids
+    (`exclude_instances: [swe-bench-lite, django__django-10999]`)."""
+
+    sets: list[Literal["swe-bench-verified", "swe-bench-lite"]] = Field(
+        default_factory=list,
+        description="Named sets shipped with the builder: `swe-bench-verified` (500 ids of the "
+        "test split) and `swe-bench-lite` (300); sources in builder/ingest/instance_sets.",
+    )
+    files: list[str] = Field(
+        default_factory=list,
+        description="Files of ids: one per line (`#` comments), a JSON list, or JSONL rows with "
+        "`instance_id`. Relative paths are resolved like inputs.",
+    )
+    ids: list[str] = Field(default_factory=list, description="Instance ids, as written.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        from builder.ingest.instances import NAMED_SETS
+
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            return {"sets": [value]} if value in NAMED_SETS else {"files": [value]}
+        if isinstance(value, list):
+            sets = [v for v in value if isinstance(v, str) and v in NAMED_SETS]
+            return {"sets": sets, "ids": [v for v in value if v not in sets]}
+        return value
+
+    @field_validator("files")
+    @classmethod
+    def _files_exist(cls, files: list[str]) -> list[str]:
+        from pathlib import Path
+
+        for name in files:
+            if not Path(name).is_file():
+                raise ValueError(
+                    f"{name!r} is neither a named set (swe-bench-verified, swe-bench-lite) nor a "
+                    "file; give ids as a list, e.g. [django__django-10999]"
+                )
+        return files
+
+    @field_validator("ids")
+    @classmethod
+    def _plain_ids(cls, ids: list[str]) -> list[str]:
+        bad = [i for i in ids if not i.strip() or any(c.isspace() for c in i)]
+        if bad:
+            raise ValueError(f"instance ids must be non-empty and without spaces: {bad[:3]}")
+        return ids
+
+    @property
+    def empty(self) -> bool:
+        return not (self.sets or self.files or self.ids)
+
+    def resolved(self) -> frozenset[str]:
+        """Every id to exclude: the named sets, the files' ids and `ids`."""
+        from pathlib import Path
+
+        from builder.ingest.instances import named_set, read_id_file
+
+        found: set[str] = set(self.ids)
+        for name in self.sets:
+            found |= named_set(name)
+        for path in self.files:
+            found.update(read_id_file(Path(path)))
+        return frozenset(found)
+
+
 class EligibilityConfig(_Model):
     """Which observations are worth compressing (DESIGN.md, "Eligible observations")."""
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from builder.errors import ConfigError
-from builder.publish.layout import ID_COLUMN
+from builder.publish.splits import ID_COLUMN
 
 
 def split_files(dataset: Path, split: str) -> list[Path]:

@@ -28,7 +28,7 @@ from pathlib import Path
 from builder.ingest.dedup import Registry, drop_from_shards
 from builder.ingest.expand import InputSpec, expand, tasks
 from builder.ingest.formats.source import Source
-from builder.ingest.summary import IngestSummary, format_summary, write_summary
+from builder.ingest.summary import IngestSummary, format_summary, watched_lines, write_summary
 from builder.ingest.task import load_source, process_task, task_prefix
 from builder.steps.pairing import EligibilityRules
 from builder.storage.parquet_shards import ShardWriter
@@ -118,6 +118,14 @@ def run_ingest(
         results = list(runner(specs, out_dir, rules))
     summary = _dedup_across_tasks(results, out_dir)
     write_summary(summary, out_dir / SUMMARY_FILE)
+    excluded = summary.total.excluded
+    if excluded:
+        log.info(
+            "exclude_instances: dropped %d trajectories of %d instances before any request",
+            excluded, len(summary.excluded_instances),
+        )  # fmt: skip
+    for line in watched_lines(summary):
+        log.warning(line)
     return summary
 
 

@@ -12,7 +12,8 @@ from builder.ingest.dedup import Copy
 @dataclass
 class FormatCounts:
     """Counts of one format; `duplicates` are copies dropped by `builder.ingest.dedup` (each has a
-    quarantine row too, but is not counted in `quarantined`)."""
+    quarantine row too, but is not counted in `quarantined`); `excluded` are trajectories of
+    instances listed in `exclude_instances` (dropped before any table is written)."""
 
     files: int = 0
     trajectories: int = 0
@@ -20,6 +21,7 @@ class FormatCounts:
     eligible: int = 0
     quarantined: int = 0
     duplicates: int = 0
+    excluded: int = 0
 
     def add(self, other: FormatCounts) -> None:
         self.files += other.files
@@ -28,6 +30,7 @@ class FormatCounts:
         self.eligible += other.eligible
         self.quarantined += other.quarantined
         self.duplicates += other.duplicates
+        self.excluded += other.excluded
 
 
 @dataclass
@@ -35,9 +38,17 @@ class IngestSummary:
     by_format: dict[str, FormatCounts] = field(default_factory=dict)
     bytes_read: int = 0
     copies: list[Copy] = field(default_factory=list)  # kept trajectories, in input order
+    # instance -> trajectories dropped by `exclude_instances` (bounded by the list's size)
+    excluded_instances: dict[str, int] = field(default_factory=dict)
+    # watched evaluation set -> its instances that trajectories kept here belong to
+    watched: dict[str, set[str]] = field(default_factory=dict)
 
     def merge(self, other: IngestSummary) -> None:
         self.bytes_read += other.bytes_read
+        for instance, n in other.excluded_instances.items():
+            self.excluded_instances[instance] = self.excluded_instances.get(instance, 0) + n
+        for name, ids in other.watched.items():
+            self.watched.setdefault(name, set()).update(ids)
         for name, counts in other.by_format.items():
             self.by_format.setdefault(name, FormatCounts()).add(counts)
 
@@ -55,17 +66,33 @@ class IngestSummary:
 def format_summary(summary: IngestSummary) -> str:
     """The per-format table the CLI prints."""
     header = (
-        f"{'format':<18} {'files':>7} {'trajectories':>12} {'steps':>8} {'eligible':>8} "
-        f"{'quarantined':>11} {'duplicates':>10}"
+        f"{'format':<17} {'files':>5} {'trajs':>6} {'steps':>7} {'eligible':>8} "
+        f"{'quarantined':>11} {'duplicates':>10} {'excluded':>8}"
     )
     lines = [header, "-" * len(header)]
     rows = [*sorted(summary.by_format.items()), ("TOTAL", summary.total)]
     for name, c in rows:
         lines.append(
-            f"{name:<18} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} "
-            f"{c.quarantined:>11} {c.duplicates:>10}"
+            f"{name:<17} {c.files:>5} {c.trajectories:>6} {c.steps:>7} {c.eligible:>8} "
+            f"{c.quarantined:>11} {c.duplicates:>10} {c.excluded:>8}"
         )
     return "\n".join(lines)
+
+
+def watched_lines(summary: IngestSummary) -> list[str]:
+    """Warnings for kept trajectories of a shipped evaluation set's instances."""
+    from builder.ingest.instances import NAMED_SETS
+
+    lines = []
+    for name, ids in sorted(summary.watched.items()):
+        if ids:
+            shown = ", ".join(sorted(ids)[:3]) + (", ..." if len(ids) > 3 else "")
+            lines.append(
+                f"kept trajectories of {len(ids)} {NAMED_SETS[name]} instance(s) "
+                f"({shown}): a model trained on them is contaminated for that benchmark; "
+                f"`exclude_instances: {name}` drops them"
+            )
+    return lines
 
 
 def write_summary(summary: IngestSummary, path: Path) -> None:
@@ -73,4 +100,10 @@ def write_summary(summary: IngestSummary, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     by_format = {name: asdict(c) for name, c in sorted(summary.by_format.items())}
     total = asdict(summary.total)
-    path.write_text(json.dumps({"by_format": by_format, "total": total}, indent=2) + "\n")
+    data = {
+        "by_format": by_format,
+        "total": total,
+        "excluded_instances": dict(sorted(summary.excluded_instances.items())),
+        "watched_instances": {k: sorted(v) for k, v in sorted(summary.watched.items())},
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")

@@ -21,8 +21,9 @@ from builder.ingest.file_reading import check_file
 from builder.ingest.formats import detect, get_adapter
 from builder.ingest.formats.base import FormatAdapter, quarantine
 from builder.ingest.formats.source import Source
+from builder.ingest.instances import instance_id_of, watched_sets_of
 from builder.ingest.storable import misfit
-from builder.ingest.summary import IngestSummary
+from builder.ingest.summary import FormatCounts, IngestSummary
 from builder.steps.pairing import EligibilityRules, build_steps
 from builder.storage.parquet_shards import ShardWriter
 from schemas.quarantine import QUARANTINE_SCHEMA, QuarantineRecord
@@ -184,6 +185,8 @@ def process_task(
                     reject(record, fmt)
                     continue
                 assert adapter is not None
+                if excluded(record, rules, summary, counts):
+                    continue
                 bad = unstorable(record)
                 if bad is not None:
                     reject(bad, fmt)
@@ -215,6 +218,23 @@ def process_task(
             if not produced:
                 reject(_nothing(source, fmt), fmt)
     return summary
+
+
+def excluded(
+    record: TrajectoryRecord, rules: EligibilityRules, summary: IngestSummary, counts: FormatCounts
+) -> bool:
+    """The decontamination filter: True (counted) when the record's instance is excluded; a
+    kept record of a watched evaluation set's instance is noted for the warning."""
+    instance = instance_id_of(record.source_format, record.native_id)
+    if instance is None:
+        return False
+    if instance in rules.exclude_instances:
+        counts.excluded += 1
+        summary.excluded_instances[instance] = summary.excluded_instances.get(instance, 0) + 1
+        return True
+    for name in watched_sets_of(instance):
+        summary.watched.setdefault(name, set()).add(instance)
+    return False
 
 
 def oversized(

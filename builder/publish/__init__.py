@@ -4,8 +4,9 @@
 (upload.py) makes the Hub repo equal to it in one commit; `publish` (command.py) is the CLI
 command. Exports load lazily, so the config can import `licences` without pyarrow datasets.
 
-Reads: `supervision`, `preferences`, `candidates`, `report.json`. Writes: a dataset folder
-(`data/<config>/<split>-*.parquet`, `README.md`) or a Hub repo.
+Reads: `supervision`, `preferences`, `candidates`, with `trajectories` and `judgements` for
+provenance, `report.json`. Writes: a dataset folder (`data/<config>/<split>-*.parquet`,
+`README.md`, `report.json`, `statistics.json`) or a Hub repo.
 Entry point: `builder.publish.command.publish`.
 """
 

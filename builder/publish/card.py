@@ -38,6 +38,7 @@ def card_header(inputs: CardInputs) -> dict[str, Any]:
     from datasets import Features
 
     largest = max((sum(c.rows.values()) for c in inputs.configs.values()), default=0)
+    default = next((c for c in ("prompt_completion", "sft") if c in inputs.configs), None)
     configs, infos = [], []
     for name, layout in inputs.configs.items():
         split_names = list(layout.rows)
@@ -47,7 +48,7 @@ def card_header(inputs: CardInputs) -> dict[str, Any]:
                 "data_files": [
                     {"split": s, "path": f"data/{name}/{s}-*.parquet"} for s in split_names
                 ],
-                **({"default": True} if name == "sft" else {}),
+                **({"default": True} if name == default else {}),
             }
         )
         infos.append(

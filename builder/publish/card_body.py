@@ -5,25 +5,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from builder.publish.card_inputs import CardInputs, builder_version, title
+from builder.publish.card_inputs import CardInputs, title
+from builder.publish.card_method import citation_section, dig, limitations_section, made_section
+from builder.publish.card_provenance import provenance_section
+from builder.publish.card_training import lengths_section, trl_lines
 from builder.publish.columns import CONFIG_DESCRIPTIONS, column_doc
 
-# (label, dotted key in the resolved config, default when the key is absent)
-SETTINGS = (
-    ("Teacher", "teacher.model", None),
-    ("Teacher provider", "teacher.provider", None),
-    ("Teacher samples per step", "teacher.samples", None),
-    ("Agent", "agent.model", None),
-    ("Agent provider", "agent.provider", None),
-    ("References mode", "references.mode", None),
-    ("Reference samples per step", "references.samples", None),
-    ("Gate mode", "gate.mode", "generate"),
-    ("Similarity", "gate.similarity", None),
-    ("Aggregate", "gate.aggregate", None),
-    ("Top k", "gate.top_k", None),
-    ("Threshold", "gate.threshold", None),
-    ("Selected per step", "selection.max_per_step", None),
-    ("Fallback when nothing passes", "selection.fallback", None),
+# The short statistics table: (label, section of report.json, key).
+HEADLINE = (
+    ("trajectories", "totals", "trajectories"),
+    ("trajectories excluded (decontamination)", "decontamination", "excluded_trajectories"),
+    ("eligible steps", "totals", "eligible_steps"),
+    ("candidates", "totals", "candidates"),
+    ("passing candidates", "totals", "passing_candidates"),
+    ("selected rows", "totals", "selected_rows"),
+    ("fallback rows", "totals", "fallback_rows"),
+    ("preference pairs", "totals", "preference_pairs"),
+    ("control pass rate", "control", "pass_rate"),
+    ("tokens saved on selected steps", "compression", "tokens_saved"),
+    ("share of observation tokens saved", "compression", "share_of_observation_tokens_saved"),
 )
 CONTROL_KEYS = ("pass_rate", "warning", "steps", "reproduced")
 
@@ -35,14 +35,18 @@ def body(inputs: CardInputs) -> str:
         "agents, built with `nap-builder`: a tool output is compressed only where the agent "
         "still takes the same next action with the compressed text.",
         _configs_section(inputs),
+        made_section(inputs),
+        _usage_section(inputs),
+        lengths_section(inputs),
         _columns_section(inputs),
         _splits_section(inputs),
-        _provenance_section(inputs),
+        provenance_section(inputs),
         _control_section(inputs),
+        limitations_section(inputs),
         _redactions_section(inputs),
         _statistics_section(inputs),
         _plots_section(inputs),
-        _usage_section(inputs),
+        citation_section(inputs),
         _licence_section(inputs),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
@@ -56,9 +60,13 @@ def _configs_section(inputs: CardInputs) -> str:
         counts = [str(layout.rows.get(s, 0)) for s in splits]
         description = CONFIG_DESCRIPTIONS.get(name, "")
         lines.append(f"| `{name}` | " + " | ".join(counts) + f" | {description} |")
+    default = next((c for c in ("prompt_completion", "sft") if c in inputs.configs), None)
+    if default:
+        lines += ["", f"`{default}` is the default config."]
     if inputs.empty_configs:
         empty = ", ".join(f"`{c}`" for c in inputs.empty_configs)
-        lines += ["", f"Not included because the run produced no rows for them: {empty}."]
+        within = f" within max_tokens {inputs.max_tokens}" if inputs.max_tokens else ""
+        lines += ["", f"Not included because the run produced no rows for them{within}: {empty}."]
     return "\n".join(lines)
 
 
@@ -101,30 +109,8 @@ def _splits_section(inputs: CardInputs) -> str:
             fraction = inputs.splits.get(split, 0.0)
             note = "not created: no trajectory fell into it" if count == 0 else ""
             lines.append(f"| {split} | {fraction:g} | {count} | {fraction * total:.1f} | {note} |")
-    return "\n".join(lines)
-
-
-def _provenance_section(inputs: CardInputs) -> str:
-    cfg, report, seen = inputs.resolved_config, inputs.report, inputs.data_values
-    lines = ["## Provenance", "", "### Inputs", ""]
-    if inputs.inputs:
-        lines += ["| input | licence | licence from |", "|---|---|---|"]
-        for source in inputs.inputs:
-            licence = f"`{source.license}`" if source.license else "unknown: check the source"
-            lines.append(f"| `{_cell(source.path)}` | {licence} | {source.where} |")
-    else:
-        lines.append("The run's inputs are not recorded (no `config.resolved.yaml`).")
-    lines += ["", "### Settings", ""]
-    items: dict[str, Any] = {}
-    for label, dotted, default in SETTINGS:
-        value = _dig(cfg, dotted)
-        items[label] = default if value is None and cfg else value
-    items["Teacher"] = _joined(seen.get("teacher_model")) or items["Teacher"]
-    items["Agent"] = _joined(seen.get("agent_model")) or items["Agent"]
-    items["Prompt version"] = _joined(seen.get("prompt_version")) or report.get("prompt_version")
-    items["Config hash"] = inputs.config_hash or report.get("config_hash")
-    items["Builder version"] = inputs.builder_version or builder_version()
-    lines += [f"- **{k}**: `{v}`" for k, v in items.items() if v not in (None, "")]
+    if inputs.split_warnings:
+        lines += ["", "**Warnings:**", ""] + [f"- {w}" for w in inputs.split_warnings]
     return "\n".join(lines)
 
 
@@ -168,35 +154,30 @@ def _redactions_section(inputs: CardInputs) -> str:
 
 
 def _statistics_section(inputs: CardInputs) -> str:
-    rows = [(k, v) for k, v in _flatten(inputs.report) if not k.startswith("redactions.")]
+    rows = []
+    for label, section, key in HEADLINE:
+        value = dig(inputs.report, f"{section}.{key}")
+        if value is not None:
+            rows.append((label, f"{value:.1%}" if "rate" in label or "share" in label else value))
     if not rows:
         return ""
-    source = "`report.json` (published next to this card)" if inputs.report_published else "the run"
+    where = (
+        "[`report.json`](report.json) (the run's figures) and [`statistics.json`]"
+        "(statistics.json) (rows, token lengths and splits of this dataset)"
+        if inputs.report_published
+        else "[`statistics.json`](statistics.json)"
+    )
     lines = [
         "## Statistics",
         "",
-        f"Every figure of {source}. `compression.tokens_saved` is, summed over steps, the raw "
-        "minus rendered tokens of each step's best selected row (rank 0, the shortest passing "
-        "candidate; fallback rows save nothing): the same figure as the run's progress line.",
+        f"The headline figures; every figure is in {where}. Tokens saved are, summed over "
+        "steps, the raw minus rendered cl100k tokens of each step's best selected row.",
         "",
-        "| metric | value |",
+        "| figure | value |",
         "|---|---|",
     ]
-    lines += [f"| {k} | {_fmt(v)} |" for k, v in rows]
+    lines += [f"| {label} | {_fmt(value)} |" for label, value in rows]
     return "\n".join(lines)
-
-
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out += _flatten(value, name + ".")
-        elif isinstance(value, list):
-            out.append((name, ", ".join(_fmt(v) for v in value)))
-        else:
-            out.append((name, value))
-    return out
 
 
 def _plots_section(inputs: CardInputs) -> str:
@@ -222,25 +203,13 @@ def _usage_section(inputs: CardInputs) -> str:
         *(f'# or: load_dataset("{target}", "{c}")' for c in list(inputs.configs)[1:]),
         "```",
     ]
-    trl = []
-    if "sft" in inputs.configs:
-        trl += [
-            f'sft = load_dataset("{target}", "sft", split="train")  # conversational `messages`',
-            'SFTTrainer(model="Qwen/Qwen2.5-0.5B-Instruct", train_dataset=sft,',
-            '           args=SFTConfig(output_dir="compressor-sft")).train()',
-        ]
-    if "preferences" in inputs.configs:
-        trl += [
-            f'pairs = load_dataset("{target}", "preferences", split="train")  # prompt/chosen/'
-            "rejected",
-            'DPOTrainer(model="compressor-sft", train_dataset=pairs,',
-            '           args=DPOConfig(output_dir="compressor-dpo")).train()',
-        ]
+    trl = trl_lines(inputs, target)
     if trl:
         lines += [
             "",
-            "Training with TRL (the configs are in TRL's conversational formats; no column "
-            "needs to be dropped):",
+            "Training with TRL: `prompt_completion` is conversational prompt/completion, so "
+            "SFT puts the loss on the target alone; `max_length` covers the data (see Lengths). "
+            "No column needs to be dropped:",
             "",
             "```python",
             "from datasets import load_dataset",
@@ -262,19 +231,6 @@ def _licence_section(inputs: CardInputs) -> str:
         "licences (see Inputs above); check the sources before redistributing or training on "
         "this data."
     )
-
-
-def _joined(values: list[str] | None) -> str | None:
-    return ", ".join(values) if values else None
-
-
-def _dig(data: Mapping[str, Any], dotted: str) -> Any:
-    node: Any = data
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def _fmt(value: Any) -> str:

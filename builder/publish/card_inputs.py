@@ -23,6 +23,7 @@ class ConfigLayout:
     files: dict[str, list[str]]  # split -> paths relative to the dataset folder
     num_bytes: dict[str, int] = field(default_factory=dict)  # split -> Arrow in-memory bytes
     values: dict[str, list[str]] = field(default_factory=dict)  # PROVENANCE_COLUMNS seen
+    lengths: dict[str, Any] = field(default_factory=dict)  # token lengths (training configs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,10 @@ class CardInputs:
     inputs: list[InputSource] = field(default_factory=list)
     report_published: bool = False  # report.json sits next to the card
     builder_version: str | None = None
+    split_warnings: list[str] = field(default_factory=list)
+    min_train_fraction: float = 0.5
+    min_split_trajectories: int = 5
+    max_tokens: int | None = None  # rows with a longer sequence were left out
 
 
 def builder_version() -> str:

@@ -9,7 +9,7 @@ existing repo's visibility is changed.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from builder.errors import PublishError
@@ -32,6 +32,10 @@ class PublishSettings:
     license_name: str | None = None
     license_link: str | None = None
     input_licenses: dict[str, str] = field(default_factory=dict)
+    tokenizer: str | None = None
+    max_tokens: int | None = None
+    min_train_fraction: float = 0.5
+    min_split_trajectories: int = 5
 
 
 def read_settings(out_dir: Path) -> PublishSettings:
@@ -50,6 +54,10 @@ def read_settings(out_dir: Path) -> PublishSettings:
         license_name=publish.get("license_name"),
         license_link=publish.get("license_link"),
         input_licenses={str(k): str(v) for k, v in (publish.get("input_licenses") or {}).items()},
+        tokenizer=publish.get("tokenizer"),
+        max_tokens=publish.get("max_tokens"),
+        min_train_fraction=float(publish.get("min_train_fraction", 0.5)),
+        min_split_trajectories=int(publish.get("min_split_trajectories", 5)),
     )
 
 
@@ -60,23 +68,30 @@ def publish(
     repo: str | None = None,
     private: bool | None = None,
     dry_run: bool = False,
+    tokenizer: str | None = None,
+    max_tokens: int | None = None,
 ) -> int:
     """Lay out the dataset (into `to`, or `OUT/hf_dataset` for `repo`) and upload it.
 
-    `private` is the command line's `--private` (True) / `--public` (False) / neither (None).
+    `private` is the command line's `--private` (True) / `--public` (False) / neither (None);
+    `tokenizer` and `max_tokens` override `publish.tokenizer` / `publish.max_tokens`.
     """
     if (to is None) == (repo is None):
         raise PublishError("publish needs exactly one of --to DIR or --repo ORG/NAME")
     if not out_dir.is_dir():
         raise PublishError(f"{out_dir}: no such run output directory")
     settings = read_settings(out_dir)
+    if tokenizer is not None:
+        settings = replace(settings, tokenizer=tokenizer)
+    if max_tokens is not None:
+        settings = replace(settings, max_tokens=max_tokens)
     if to is not None and dry_run:
         with tempfile.TemporaryDirectory() as tmp:
-            summary = _build(out_dir, Path(tmp) / "dataset", settings, None, to)
+            summary = _build(out_dir, Path(tmp) / "dataset", settings, None, _folder_target(to))
             print("\n".join(_layout_lines(summary, f"would write to {to}")))
         return 0
     dest = Path(to) if to is not None else out_dir / HUB_FOLDER
-    summary = _build(out_dir, dest, settings, repo, repo or str(dest.resolve()))
+    summary = _build(out_dir, dest, settings, repo, repo)
     print("\n".join(_layout_lines(summary, f"wrote {dest}")))
     if repo is not None:
         wish = private if private is not None else settings.private
@@ -87,15 +102,22 @@ def publish(
     return 0
 
 
+def _folder_target(path: str) -> str:
+    """What the card of a local folder loads: its name, never a local absolute path."""
+    return f"./{Path(path).name}"
+
+
 def _build(
-    out_dir: Path, dest: Path, s: PublishSettings, repo: str | None, target: str
+    out_dir: Path, dest: Path, s: PublishSettings, repo: str | None, target: str | None
 ) -> LayoutSummary:
     scrubber = Scrubber(emails=s.emails) if s.scrub else Scrubber(rules=())
     dest.mkdir(parents=True, exist_ok=True)
     return build_dataset_folder(
         out_dir, dest, splits=s.splits, license=s.license, license_name=s.license_name,
         license_link=s.license_link, scrubber=scrubber, repo_id=repo, target=target,
-        input_licenses=s.input_licenses, seed=s.seed,
+        input_licenses=s.input_licenses, seed=s.seed, tokenizer=s.tokenizer,
+        max_tokens=s.max_tokens, min_train_fraction=s.min_train_fraction,
+        min_split_trajectories=s.min_split_trajectories,
     )  # fmt: skip
 
 
@@ -109,6 +131,12 @@ def _layout_lines(summary: LayoutSummary, head: str) -> list[str]:
     if summary.redactions:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(summary.redactions.items()))
         lines.append(f"  redacted: {kinds}")
+    for name, layout in summary.configs.items():
+        dropped = layout.lengths.get("dropped_by_max_tokens") if layout.lengths else None
+        if dropped:
+            parts = ", ".join(f"{s} {n}" for s, n in dropped.items())
+            lines.append(f"  {name}: left out by max_tokens: {parts} rows")
+    lines += [f"warning: {w}" for w in summary.warnings]
     return lines
 
 

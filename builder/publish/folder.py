@@ -13,7 +13,7 @@ import yaml
 from builder.errors import PublishError
 
 # What a publish owns in the dataset folder (and, on the Hub, in the repo): replaced as a whole.
-MANAGED = ("data", "plots", "README.md", "report.json")
+MANAGED = ("data", "plots", "README.md", "report.json", "statistics.json")
 
 
 def parquet_files(folder: Path) -> list[Path]:

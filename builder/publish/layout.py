@@ -1,11 +1,11 @@
 """Lay out a run's output tables as a Hugging Face dataset folder.
 
-`OUT/supervision`, `OUT/preferences` and `OUT/candidates` (folders of Parquet shards) become the
-configs `sft`, `preferences` and `candidates` under `data/<config>/<split>-NNNNN-of-MMMMM.parquet`.
-Rows are streamed batch by batch, text is scrubbed of secrets, each batch is put in the shape
-trainers expect (shapes.py), and each row goes to the split chosen by a hash of its
-`trajectory_id` (splits.py), so one trajectory never lands in two splits and every config agrees.
-The run's report.json is published too (scrubbed), next to the card it backs.
+`OUT/supervision` becomes the configs `prompt_completion` (the default) and `sft`,
+`OUT/preferences` and `OUT/candidates` the configs of their names, under
+`data/<config>/<split>-NNNNN-of-MMMMM.parquet` (config_rows.py writes one config). Each row goes
+to the split chosen by a hash of its `trajectory_id` (splits.py), so one trajectory never lands
+in two splits and every config agrees. The run's report.json (local paths removed) and the
+dataset's own figures (statistics.json) are published next to the card they back.
 """
 
 from __future__ import annotations
@@ -13,17 +13,13 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from builder.errors import PublishError
 from builder.publish.card import build_card
 from builder.publish.card_inputs import CardInputs, ConfigLayout
+from builder.publish.config_rows import ConfigJob, write_config
 from builder.publish.folder import (
     copy_plots,
     parquet_files,
@@ -33,22 +29,23 @@ from builder.publish.folder import (
     swap_in,
 )
 from builder.publish.folder import iter_folder_files as iter_folder_files
+from builder.publish.lengths import make_counter
 from builder.publish.licences import licence_fields
-from builder.publish.shapes import reshape, reshaped_schema
+from builder.publish.provenance import Provenance
 from builder.publish.sources import input_sources
+from builder.publish.split_checks import split_warnings
 from builder.publish.splits import DEFAULT_SPLITS, check_splits, count_per_split, split_of
-from builder.publish.writer import ShardWriter, scrub_batch
+from builder.publish.statistics import public_report, statistics
 from builder.scrub import Scrubber
 
 CONFIG_TABLES: dict[str, str] = {
+    "prompt_completion": "supervision",
     "sft": "supervision",
     "preferences": "preferences",
     "candidates": "candidates",
 }
-ID_COLUMN = "trajectory_id"
-# Columns whose distinct values the card reports when a table has them.
-PROVENANCE_COLUMNS = ("prompt_version", "teacher_model", "agent_model")
 REPORT_NAME = "report.json"
+STATISTICS_NAME = "statistics.json"
 
 __all__ = ["DEFAULT_SPLITS", "ConfigLayout", "LayoutSummary", "build_dataset_folder", "split_of"]
 
@@ -63,6 +60,7 @@ class LayoutSummary:
     plots: list[str] = field(default_factory=list)
     redactions: dict[str, int] = field(default_factory=dict)
     empty_configs: list[str] = field(default_factory=list)  # tables present but without rows
+    warnings: list[str] = field(default_factory=list)  # e.g. a split too small to be useful
 
     @property
     def files(self) -> list[str]:
@@ -85,30 +83,41 @@ def build_dataset_folder(
     seed: int = 0,
     max_rows_per_shard: int = 50_000,
     batch_size: int = 1_000,
+    tokenizer: str | None = None,
+    max_tokens: int | None = None,
+    min_train_fraction: float = 0.5,
+    min_split_trajectories: int = 5,
 ) -> LayoutSummary:
-    """Write `dest` (data/, plots/, report.json, README.md) from the run output `out_dir`.
+    """Write `dest` (data/, plots/, report.json, statistics.json, README.md) from the run
+    output `out_dir`.
 
     `target` is what the card's snippets load (default: `repo_id`, else the folder's path).
-    The folder is built in `dest/.staging` and swapped in at the end, so an interrupted
-    publish never leaves a half-written dataset behind the old one.
+    `tokenizer` (a local Hugging Face tokenizer) counts the lengths with its chat template;
+    `max_tokens` leaves out training rows whose whole sequence is longer. The folder is built
+    in `dest/.staging` and swapped in at the end, so an interrupted publish never leaves a
+    half-written dataset behind the old one.
     """
     splits = check_splits(splits)
     licence_fields(license, license_name, license_link)  # a licence the Hub rejects fails early
     scrubber = scrubber if scrubber is not None else Scrubber()
     sources = {c: out_dir / t for c, t in CONFIG_TABLES.items() if parquet_files(out_dir / t)}
     if not sources:
-        tables = ", ".join(CONFIG_TABLES.values())
+        tables = ", ".join(dict.fromkeys(CONFIG_TABLES.values()))
         raise PublishError(f"{out_dir}: no Parquet shards under any of {tables}; run the pipeline")
     staging = dest / ".staging"
     shutil.rmtree(staging, ignore_errors=True)
     summary = LayoutSummary(dest=dest)
     before = dict(scrubber.counts)
+    resolved = read_yaml(out_dir / "config.resolved.yaml")
+    report = read_json(out_dir / REPORT_NAME)
+    job = ConfigJob(
+        staging, splits, scrubber, summary.split_of_trajectory,
+        Provenance(out_dir, resolved, report), make_counter(tokenizer), seed=seed,
+        max_tokens=max_tokens, max_rows=max_rows_per_shard, batch_size=batch_size,
+    )  # fmt: skip
     try:
         for config, source in sources.items():
-            layout = _write_config(
-                config, source, staging, splits, scrubber, summary.split_of_trajectory,
-                seed=seed, max_rows=max_rows_per_shard, batch_size=batch_size,
-            )  # fmt: skip
+            layout = write_config(config, source, job)
             if layout.rows:
                 summary.configs[config] = layout
             else:  # `datasets` cannot load a config without rows: leave it out, say so
@@ -118,18 +127,40 @@ def build_dataset_folder(
         counts = {k: v - before.get(k, 0) for k, v in scrubber.counts.items()}
         summary.redactions = {k: v for k, v in counts.items() if v}
         summary.plots = copy_plots(out_dir / "plots", staging / "plots")
-        report = scrubber.scrub_value(read_json(out_dir / REPORT_NAME))
-        if report:
-            text = json.dumps(report, indent=2, sort_keys=False) + "\n"
+        published = scrubber.scrub_value(public_report(report))
+        if published:
+            text = json.dumps(published, indent=2, sort_keys=False) + "\n"
             (staging / REPORT_NAME).write_text(text, encoding="utf-8")
-        inputs = _card_inputs(out_dir, summary, splits, license, repo_id, seed)
-        inputs = replace(
-            inputs,
+        per_split = count_per_split(summary.split_of_trajectory, splits)
+        inputs = CardInputs(
+            configs=summary.configs,
+            report=published,
+            resolved_config=resolved,
+            plots=summary.plots,
+            license=license,
             license_name=license_name,
             license_link=license_link,
-            target=target or repo_id or str(dest.resolve()),
-            inputs=input_sources(inputs.resolved_config, input_licenses),
+            repo_id=repo_id,
+            target=target or repo_id or f"./{dest.name}",  # no local path on the card
+            redactions=summary.redactions,
+            empty_configs=summary.empty_configs,
+            config_hash=read_text(out_dir / "config.hash"),
+            data_values=_distinct_values(summary),
+            trajectories_per_split=per_split,
+            splits=splits,
+            seed=seed,
+            report_published=bool(published),
+            inputs=input_sources(resolved, input_licenses),
+            split_warnings=split_warnings(
+                summary.configs, per_split, splits, min_train_fraction, min_split_trajectories
+            ),
+            min_train_fraction=min_train_fraction,
+            min_split_trajectories=min_split_trajectories,
+            max_tokens=max_tokens,
         )
+        summary.warnings = list(inputs.split_warnings)
+        stats = json.dumps(statistics(inputs), indent=2, sort_keys=False) + "\n"
+        (staging / STATISTICS_NAME).write_text(stats, encoding="utf-8")
         (staging / "README.md").write_text(build_card(inputs), encoding="utf-8")
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -138,82 +169,9 @@ def build_dataset_folder(
     return summary
 
 
-def _card_inputs(
-    out_dir: Path,
-    summary: LayoutSummary,
-    splits: dict[str, float],
-    license: str,
-    repo: str | None,
-    seed: int,
-) -> CardInputs:
-    """What the card shows: the layout plus the run's report, config and config hash."""
+def _distinct_values(summary: LayoutSummary) -> dict[str, list[str]]:
     values: dict[str, set[str]] = {}
     for layout in summary.configs.values():
         for column, seen in layout.values.items():
             values.setdefault(column, set()).update(seen)
-    report = read_json(out_dir / REPORT_NAME)
-    return CardInputs(
-        configs=summary.configs,
-        report=report,
-        resolved_config=read_yaml(out_dir / "config.resolved.yaml"),
-        plots=summary.plots,
-        license=license,
-        repo_id=repo,
-        redactions=summary.redactions,
-        empty_configs=summary.empty_configs,
-        config_hash=read_text(out_dir / "config.hash"),
-        data_values={c: sorted(v) for c, v in values.items()},
-        trajectories_per_split=count_per_split(summary.split_of_trajectory, splits),
-        splits=splits,
-        seed=seed,
-        report_published=bool(report),
-    )
-
-
-def _write_config(
-    config: str,
-    source: Path,
-    staging: Path,
-    splits: dict[str, float],
-    scrubber: Scrubber,
-    assigned: dict[str, str],
-    *,
-    seed: int,
-    max_rows: int,
-    batch_size: int,
-) -> ConfigLayout:
-    files = parquet_files(source)
-    try:
-        schema = pa.unify_schemas([pq.read_schema(f) for f in files])
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
-        raise PublishError(f"{source}: shards have incompatible schemas: {err}") from err
-    if ID_COLUMN not in schema.names:
-        raise PublishError(f"{source}: no `{ID_COLUMN}` column, cannot split by trajectory")
-    schema = schema.remove_metadata()
-    published = reshaped_schema(config, schema)
-    folder = staging / "data" / config
-    writers = {s: ShardWriter(folder, s, published, max_rows) for s in splits}
-    dataset = ds.dataset([str(f) for f in files], schema=schema, format="parquet")
-    values: dict[str, set[str]] = {c: set() for c in PROVENANCE_COLUMNS if c in schema.names}
-    for batch in dataset.to_batches(batch_size=batch_size):
-        batch = scrub_batch(batch, scrubber)
-        for column, seen in values.items():
-            seen.update(v for v in pc.unique(batch.column(column)).to_pylist() if v)
-        ids = batch.column(ID_COLUMN).to_pylist()
-        names = [assigned.setdefault(i, split_of(i, splits, seed)) for i in ids]
-        shaped = reshape(config, batch)
-        for split in splits:
-            part = shaped.filter(pa.array([n == split for n in names], type=pa.bool_()))
-            if part.num_rows:
-                writers[split].write(part)
-    files_out: dict[str, list[str]] = {}
-    rows: dict[str, int] = {}
-    num_bytes: dict[str, int] = {}
-    for split, writer in writers.items():
-        paths = writer.finish()
-        if paths:  # a split without rows has no file and is not declared
-            files_out[split] = [p.relative_to(staging).as_posix() for p in paths]
-            rows[split] = writer.total_rows
-            num_bytes[split] = writer.total_bytes
-    distinct = {c: sorted(v) for c, v in values.items() if v}
-    return ConfigLayout(config, published, rows, files_out, num_bytes, distinct)
+    return {c: sorted(v) for c, v in values.items()}

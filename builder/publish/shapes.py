@@ -7,8 +7,12 @@ a plain-string `prompt` and conversational `messages` is read differently from r
 The published configs therefore hold exactly the keys of one TRL format, conversational, and
 keep the plain texts under names no trainer reads:
 
+- `prompt_completion` (the default config): `prompt` = [system, user], `completion` =
+  [assistant], from the `supervision` rows; TRL's SFT then puts the loss on the completion
+  alone (`completion_only_loss` defaults to it for prompt-completion data). The plain texts
+  become `system_prompt` and `user_prompt`; `target` stays; `messages` is left out.
 - `sft`: `messages` (system, user, assistant); `system` → `system_prompt`, `prompt` →
-  `user_prompt`; `target` stays.
+  `user_prompt`; `target` stays. TRL trains a `messages` row on the whole sequence.
 - `preferences`: `prompt` = [system, user], `chosen` = [assistant], `rejected` = [assistant],
   so DPO sees the compressor's instructions SFT saw; the plain texts become `system_prompt`,
   `user_prompt`, `chosen_target`, `rejected_target`.
@@ -39,10 +43,30 @@ PLAIN_NAMES = {
 }
 # The trainer keys each config may publish.
 ALLOWED_KEYS: dict[str, frozenset[str]] = {
+    "prompt_completion": frozenset({"prompt", "completion"}),
     "sft": frozenset({"messages"}),
     "preferences": frozenset({"prompt", "chosen", "rejected"}),
     "candidates": frozenset(),
 }
+
+
+def reshape_prompt_completion(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Conversational `prompt` (system, user) and `completion` (assistant), then the plain
+    columns renamed; `messages` (the same turns) is dropped so TRL reads one format."""
+    names = batch.schema.names
+    if "prompt" not in names or "target" not in names:
+        raise PublishError("supervision table has no prompt or target column")
+    system = batch.column("system").to_pylist() if "system" in names else [None] * len(batch)
+    users = batch.column("prompt").to_pylist()
+    prompts = [_prompt_turns(s, u) for s, u in zip(system, users, strict=True)]
+    turns = {
+        "prompt": pa.array(prompts, type=MESSAGES_TYPE),
+        "completion": _assistant_turns(batch.column("target").to_pylist()),
+    }
+    plain = _renamed(batch.drop_columns(["messages"]) if "messages" in names else batch,
+                     ("system", "prompt"))  # fmt: skip
+    arrays = list(turns.values()) + list(plain.columns)
+    return pa.RecordBatch.from_arrays(arrays, names=list(turns) + plain.schema.names)
 
 
 def reshape_sft(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -75,6 +99,7 @@ def reshape_candidates(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 RESHAPERS: dict[str, Callable[[pa.RecordBatch], pa.RecordBatch]] = {
+    "prompt_completion": reshape_prompt_completion,
     "sft": reshape_sft,
     "preferences": reshape_preferences,
     "candidates": reshape_candidates,

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from builder.errors import PublishError
 
 DEFAULT_SPLITS: dict[str, float] = {"train": 0.9, "validation": 0.05, "test": 0.05}
+ID_COLUMN = "trajectory_id"  # what splits are made by
 
 
 def check_splits(splits: Mapping[str, float]) -> dict[str, float]:

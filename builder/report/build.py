@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from builder.nap.control import JUDGED, control_summary
+from builder.report.decontamination import decontamination_section
 from builder.report.figures import (
     _by_source,
     _compression,
@@ -67,6 +68,7 @@ def _build(
             _count(control), _count(control, pl.col("passed")), control_floor, control_mode
         ),
         "totals": _totals(tables),
+        "decontamination": decontamination_section(out_dir),
         "dropped_steps": _dropped_steps(tables),
         "compression": _compression(tables),
         "by_source": _by_source(tables),

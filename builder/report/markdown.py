@@ -14,9 +14,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     failure = failure_line(report.get("run", {}))
     if failure:
         lines += [f"> **{failure}**", ""]
-    warning = report.get("control", {}).get("warning")
-    if warning:
-        lines += [f"> **WARNING:** {warning}", ""]
+    for section in ("control", "decontamination"):
+        warning = report.get(section, {}).get("warning")
+        if warning:
+            lines += [f"> **WARNING:** {warning}", ""]
     scalars = {k: v for k, v in report.items() if not isinstance(v, Mapping)}
     for section, value in report.items():
         if isinstance(value, Mapping):

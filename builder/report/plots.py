@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
+from builder.ingest.instances import run_instance_ids
 from builder.report.build import STEP_KEY, _write_atomic, scan_table
 from builder.report.svg import bar_chart, histogram
 
@@ -86,7 +87,10 @@ def write_plots(out_dir: Path, *, intent_of: IntentOf = first_word) -> list[Path
     drawn = [
         ("compression_ratio.svg", ratios_svg(compression_ratios(out_dir))),
         ("pass_rate_by_intent.svg", pass_rates_svg(pass_rates_by_intent(out_dir, intent_of))),
-        ("tokens_saved_per_trajectory.svg", saved_svg(tokens_saved_per_trajectory(out_dir))),
+        (
+            "tokens_saved_per_trajectory.svg",
+            saved_svg(tokens_saved_per_trajectory(out_dir), run_instance_ids(out_dir)),
+        ),
     ]
     paths = []
     for name, svg in drawn:
@@ -122,7 +126,8 @@ def pass_rates_svg(rates: dict[str, tuple[int, int]]) -> str:
     )
 
 
-def saved_svg(saved: dict[str, int]) -> str:
+def saved_svg(saved: dict[str, int], instances: dict[str, str] | None = None) -> str:
+    """Bars labelled by task instance where the trajectory has one (else its id)."""
     title = f"Tokens saved per trajectory (total {sum(saved.values()):,})" if saved else TITLES[2]
     if len(saved) > MAX_BARS:
         return histogram(
@@ -133,13 +138,14 @@ def saved_svg(saved: dict[str, int]) -> str:
             ylabel="trajectories",
             color="#c44e52",
         )
+    names = instances or {}
     return bar_chart(
-        list(saved),
+        [names.get(tid, tid) for tid in saved],
         list(saved.values()),
         rotation=60,
         label_size=7,
         title=title,
-        xlabel="trajectory",
+        xlabel="trajectory (its task instance where recorded)",
         ylabel="tokens saved",
         color="#c44e52",
     )

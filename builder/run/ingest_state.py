@@ -4,6 +4,7 @@ for deleted data."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 from collections.abc import Callable
@@ -23,15 +24,19 @@ log = logging.getLogger(__name__)
 
 
 def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
-    """What an ingest depends on: the inputs, the eligibility rules, the builder version and
-    the tables' schema version (a run folder ingested under an older schema is re-ingested,
-    its NAP tables discarded; cached model answers stay free)."""
-    return {
+    """What an ingest depends on: the inputs, the eligibility rules, the instances excluded,
+    the builder version and the tables' schema version (a run folder ingested under an older
+    schema is re-ingested, its NAP tables discarded; cached model answers stay free)."""
+    key: dict[str, object] = {
         "inputs": [i.model_dump() for i in cfg.inputs],
         "eligibility": cfg.eligibility.model_dump(),
         "builder": __version__,
         "schema": SCHEMA_VERSION,
     }
+    if not cfg.exclude_instances.empty:  # the ids themselves: a file's content counts too
+        ids = "\n".join(sorted(cfg.exclude_instances.resolved()))
+        key["exclude_instances"] = hashlib.sha256(ids.encode()).hexdigest()
+    return key
 
 
 def ingest_marker(out_dir: Path) -> Path:
@@ -56,6 +61,7 @@ def ingest_into(
         cfg.eligibility.min_tokens,
         cfg.eligibility.require_focus,
         cfg.eligibility.max_observation_chars,
+        exclude_instances=cfg.exclude_instances.resolved(),
     )
     summary = ingest(specs, out_dir, rules=rules)
     log.info("ingest summary:\n%s", format_summary(summary))

@@ -6,6 +6,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Figures of report.json's `totals` the console prints, under the report's own names: the
+# training rows are `selected_rows` (+ `fallback_rows`, `unchanged` targets) and pairs.
+SUMMARY_TOTALS = (
+    "trajectories",
+    "eligible_steps",
+    "candidates",
+    "passing_candidates",
+    "selected_rows",
+    "fallback_rows",
+    "preference_pairs",
+)
+
 
 @dataclass
 class RunResult:
@@ -39,9 +51,15 @@ class RunResult:
             f"({self.shards_skipped} resumed, {self.shards_failed} failed)",
             f"time: {self.seconds:.1f} s",
         ]
-        for key in ("trajectories", "eligible_steps", "candidates", "passing", "selected"):
+        for key in SUMMARY_TOTALS:
             if key in totals:
                 lines.append(f"{key}: {totals[key]}")
+        decontamination = self.report.get("decontamination", {})
+        if decontamination.get("excluded_trajectories"):
+            lines.append(
+                f"excluded_trajectories: {decontamination['excluded_trajectories']} "
+                f"(exclude_instances: {decontamination['exclude_instances']})"
+            )
         if self.batch_rounds:
             lines.append(f"batch rounds: {self.batch_rounds}")
         control = self.report.get("control", {})
@@ -52,6 +70,8 @@ class RunResult:
             )
         if control.get("warning"):
             lines.append(f"WARNING: {control['warning']}")
+        if decontamination.get("warning"):
+            lines.append(f"WARNING: {decontamination['warning']}")
         lines += [f"ERROR: {line}" for line in self.diagnoses]
         if self.stopped:
             why = self.stop_detail or self.stopped

@@ -44,6 +44,8 @@ class EligibilityRules:
     require_focus: bool = False
     max_observation_chars: int = 1_000_000
     allow_rejected_next_action: bool = False
+    # task instances whose trajectories ingest drops (decontamination; builder.ingest.instances)
+    exclude_instances: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

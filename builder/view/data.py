@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from builder.evaluate.intents import action_intent
+from builder.ingest.instances import run_instance_ids
 from builder.report.build import STEP_KEY, scan_table
 from builder.teacher.output import CompressorOutput
 from builder.teacher.parse import parse_output
@@ -170,9 +171,13 @@ def selection_entry(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def step_entry(
-    row: dict[str, Any], rows: dict[str, list[dict[str, Any]]], evals: list[dict[str, Any]]
+    row: dict[str, Any],
+    rows: dict[str, list[dict[str, Any]]],
+    evals: list[dict[str, Any]],
+    instance: str | None = None,
 ) -> dict[str, Any]:
-    """One step with its rows of every table (`rows`: table -> this step's rows)."""
+    """One step with its rows of every table (`rows`: table -> this step's rows) and the task
+    instance of its trajectory, where its format records one."""
     raw = row["observation"] or ""
     judged = {j["candidate_index"]: judgement_entry(j) for j in rows["judgements"]}
     chosen = {s["candidate_index"]: s["rank"] for s in rows["supervision"]}
@@ -184,6 +189,7 @@ def step_entry(
         cands.append(entry)
     return {
         "t": row["trajectory_id"],
+        "inst": instance,
         "s": row["step_index"],
         "intent": action_intent(_action(row["action"])),
         "cmd": action_text(row["action"]),
@@ -220,9 +226,11 @@ def build_steps(out_dir: Path) -> list[dict[str, Any]]:
     )
     tables = {name: _table(out_dir, name, columns) for name, columns in COLUMNS.items()}
     evals = eval_rows(out_dir)
+    instances = run_instance_ids(out_dir)
     result = []
     for row in steps.iter_rows(named=True):
         key = (row["trajectory_id"], row["step_index"])
         rows = {name: table.get(key, []) for name, table in tables.items()}
-        result.append(step_entry(row, rows, evals.get(key, [])))
+        instance = instances.get(row["trajectory_id"])
+        result.append(step_entry(row, rows, evals.get(key, []), instance))
     return result

@@ -41,7 +41,9 @@ def test_header_declares_every_config_and_split_on_disk(run_output: Path, tmp_pa
     assert header["license"] == "cc-by-4.0"
     assert header["task_categories"] == ["text-generation"]
     assert header["size_categories"] == ["n<1K"]
-    assert [c["config_name"] for c in header["configs"] if c.get("default")] == ["sft"]
+    assert [c["config_name"] for c in header["configs"] if c.get("default")] == [
+        "prompt_completion"
+    ]
 
 
 def test_features_and_split_sizes_match_the_parquet_files(run_output: Path, tmp_path: Path) -> None:
@@ -70,8 +72,9 @@ def test_body_reports_statistics_plots_models_and_versions(
     build_dataset_folder(run_output, dest, repo_id="acme/nap")
     body = (dest / "README.md").read_text().split("\n---\n", 1)[1]
     for expected in (
-        "| totals.eligible_steps | 120 |",
-        "| compression.ratio_mean | 0.42 |",
+        "| eligible steps | 120 |",
+        "| trajectories | 40 |",
+        "[`statistics.json`](statistics.json)",
         "![compression ratio](plots/compression_ratio.svg)",
         "**Teacher**: `gpt-teacher-x`",
         "**Agent**: `agent-model-y`",
@@ -80,7 +83,7 @@ def test_body_reports_statistics_plots_models_and_versions(
         f"**Builder version**: `{builder_version()}`",
         'load_dataset("acme/nap", "sft")',
         'load_dataset("acme/nap", "candidates")',
-        "| github_token | 0 | 120 |",
+        "| github_token | 0 | 160 |",
         "carry their own licences",
     ):
         assert expected in body, expected
@@ -174,15 +177,15 @@ def test_the_demo_card_has_every_item_a_reader_needs(tmp_path: Path) -> None:
     summary = build_dataset_folder(out, dest, license="mit")
     card = (dest / "README.md").read_text()
     data = _card_data(card)
-    assert data.license == "mit" and data.configs[0]["config_name"] == "sft"
+    assert data.license == "mit" and data.configs[0]["config_name"] == "prompt_completion"
     body = card.split("\n---\n", 1)[1]
 
     for config, layout in summary.configs.items():  # every column of every config
         section = body.split(f"### `{config}`", 1)[1].split("\n\n", 2)[1]
         for column in layout.schema.names:
             assert f"| `{column}` |" in section and COLUMNS[config][column] in section, column
-    samples = str((REPO / "builder" / "samples").resolve())
-    assert f"| `{samples}` | `mit` | publish.input_licenses |" in body  # inputs and licences
+    # inputs by name and licence: no local folder on the card
+    assert "| `samples/` | `mit` | publish.input_licenses |" in body
     for setting in (
         "**Teacher**: `teacher-m`",
         "**Agent**: `agent-m`",
@@ -191,10 +194,18 @@ def test_the_demo_card_has_every_item_a_reader_needs(tmp_path: Path) -> None:
         "**Threshold**: `0.65`",
         "**References mode**: `logged`",
         "**Fallback when nothing passes**: `unchanged`",
+        "**Eligibility: min tokens (cl100k, line-numbered)**: `470`",
+        "**Eligibility: require focus question**: `False`",
+        "**Eligibility: max observation chars**: `1000000`",
+        "**Teacher temperature**: `1.0`",
     ):
         assert setting in body, setting
-    for i in range(120):  # complete statistics
-        assert f"| totals.figure_{i} | {i} |" in body
+    # a short statistics table; every figure is in the linked files
+    assert "| tokens saved on selected steps | 1794 |" in body
+    assert "| totals.figure_7 |" not in body
+    assert json.loads((dest / "report.json").read_text())["totals"]["figure_119"] == 119
+    statistics = json.loads((dest / "statistics.json").read_text())
+    assert statistics["configs"]["sft"]["rows"] == summary.configs["sft"].rows
     assert "| github_token | 3 | 0 |" in body and "| aws_access_key | 1 | 0 |" in body
     assert "## Judge reliability" in body and "| pass_rate | 0.25 |" in body
     assert "| reproduced | 7 |" in body and "judge passes shuffled pairs" in body
@@ -203,13 +214,25 @@ def test_the_demo_card_has_every_item_a_reader_needs(tmp_path: Path) -> None:
     for split in ("validation", "test"):
         if split not in per_split:
             assert f"| {split} | 0.05 | 0 | 0.3 | not created" in body
-    target = str(dest.resolve())
+    target = "./demo-dataset"  # the folder by name, never its local path
     assert f'load_dataset("{target}", "sft")' in body and "ORG/NAME" not in body
     assert "SFTTrainer(" in body and "DPOTrainer(" in body
+    assert f'load_dataset("{target}", "prompt_completion", split="train")' in body
     assert f'load_dataset("{target}", "preferences", split="train")' in body
-    assert "`report.json` (published next to this card)" in body
-    assert "| compression.tokens_saved | 1794 |" in body and "best selected row (rank 0" in body
+    assert "[`report.json`](report.json)" in body and "best selected row" in body
     assert json.loads((dest / "report.json").read_text())["control"]["steps"] == 8
+    # the prose sections
+    made = body.split("## How this dataset was made", 1)[1].split("\n## ", 1)[0]
+    assert "at least 470 cl100k tokens" in made and "likelihood" in made
+    limits = body.split("## Limitations", 1)[1].split("\n## ", 1)[0]
+    assert "7 of 8 steps" in limits and "control pass rate 25%" in limits
+    assert "judge is unreliable" in limits  # the control's warning is carried over
+    assert "likelihood gate has not been measured against human labels" in limits
+    assert "It looks one action ahead" in limits
+    citation = body.split("## Citation", 1)[1]
+    assert "@misc{" in citation and "arXiv:2607.02911" in citation
+    for text in (card, *(p.read_text() for p in dest.glob("*.json"))):
+        assert str(tmp_path) not in text and str(REPO) not in text
 
 
 def test_the_usage_snippet_names_the_repo_when_publishing_to_the_hub(
@@ -218,5 +241,5 @@ def test_the_usage_snippet_names_the_repo_when_publishing_to_the_hub(
     dest = tmp_path / "ds"
     build_dataset_folder(run_output, dest, repo_id="acme/nap")
     body = (dest / "README.md").read_text()
-    assert 'load_dataset("acme/nap", "sft", split="train")' in body
+    assert 'load_dataset("acme/nap", "prompt_completion", split="train")' in body
     assert str(dest) not in body

@@ -26,7 +26,7 @@ def test_publish_to_a_folder_uses_the_runs_split_settings(
     assert splits == {"train", "test"}
     assert "license: apache-2.0" in (dest / "README.md").read_text()
     out = capsys.readouterr().out
-    assert f"wrote {dest}" in out and "redacted: github_token 120" in out
+    assert f"wrote {dest}" in out and "redacted: github_token 160" in out
 
 
 def test_dry_run_to_a_folder_writes_nothing(run_output: Path, tmp_path: Path) -> None:
@@ -81,8 +81,10 @@ def test_publish_to_a_folder_names_that_folder_in_the_card(
     dest = tmp_path / "my-dataset"
     assert main(["publish", str(run_output), "--to", str(dest)]) == 0
     card = (dest / "README.md").read_text()
-    assert f'load_dataset("{dest.resolve()}", "sft")' in card and "ORG/NAME" not in card
-    assert (dest / "report.json").is_file()
+    # by the folder's name: a local path never reaches the card
+    assert 'load_dataset("./my-dataset", "sft")' in card and "ORG/NAME" not in card
+    assert str(tmp_path) not in card
+    assert (dest / "report.json").is_file() and (dest / "statistics.json").is_file()
 
 
 def test_bad_arguments_are_reported_as_errors(

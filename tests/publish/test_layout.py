@@ -29,7 +29,9 @@ def test_layout_has_one_folder_per_config_with_numbered_split_shards(
 ) -> None:
     dest = tmp_path / "ds"
     summary = build_dataset_folder(run_output, dest, max_rows_per_shard=40, batch_size=16)
-    assert sorted(p.name for p in (dest / "data").iterdir()) == ["candidates", "preferences", "sft"]
+    assert sorted(p.name for p in (dest / "data").iterdir()) == [
+        "candidates", "preferences", "prompt_completion", "sft",
+    ]  # fmt: skip
     sft_train = sorted(p.name for p in (dest / "data" / "sft").glob("train-*.parquet"))
     assert len(sft_train) >= 2  # 40-row shards
     total = len(sft_train)
@@ -103,13 +105,14 @@ def test_published_files_hold_no_secret_and_redactions_are_counted(
     dest = tmp_path / "ds"
     summary = build_dataset_folder(run_output, dest, scrubber=Scrubber())
     text = []
-    for config in ("sft", "preferences", "candidates"):
+    for config in ("prompt_completion", "sft", "preferences", "candidates"):
         for rows in _rows_by_split(dest, config).values():
             text.append(repr(rows))
     joined = "\n".join(text)
     assert seeded_secret not in joined
     assert "[REDACTED:github_token]" in joined
-    assert summary.redactions == {"github_token": 120}  # sft prompt + sft messages + preferences
+    # sft prompt + sft messages + prompt_completion prompt + preferences
+    assert summary.redactions == {"github_token": 160}
     assert seeded_secret not in (dest / "README.md").read_text()
 
 
@@ -164,6 +167,7 @@ def test_twenty_kinds_of_secrets_never_reach_published_files(tmp_path: Path) -> 
         {
             "trajectory_id": f"t{i}",
             "prompt": template.format(v=value),
+            "target": '{"type": "unchanged"}',
             "messages": [{"role": "user", "content": f"observation:\n{template.format(v=value)}"}],
         }
         for i, (_, value, template) in enumerate(SEEDED)
@@ -179,7 +183,8 @@ def test_twenty_kinds_of_secrets_never_reach_published_files(tmp_path: Path) -> 
     leaked = [value for _, value, _ in SEEDED if any(value in text for text in published)]
     assert leaked == []
     assert len(summary.redactions) >= 20
-    assert sum(summary.redactions.values()) == 2 * len(SEEDED)
+    # sft: prompt and messages; prompt_completion: prompt (its `messages` is not published)
+    assert sum(summary.redactions.values()) == 3 * len(SEEDED)
 
 
 def _strings(value: object) -> str:
@@ -205,7 +210,7 @@ def test_an_empty_table_is_left_out_and_the_rest_still_loads(
     dest = tmp_path / "ds"
     summary = build_dataset_folder(run_output, dest)
     assert summary.empty_configs == ["preferences"]
-    assert sorted(summary.configs) == ["candidates", "sft"]
+    assert sorted(summary.configs) == ["candidates", "prompt_completion", "sft"]
     assert not (dest / "data" / "preferences").exists()
     assert "no rows for them: `preferences`" in (dest / "README.md").read_text()
     loaded = load_dataset(str(dest), "sft", cache_dir=str(tmp_path / "cache"))

@@ -38,13 +38,18 @@ def test_a_run_publishes_a_card_the_hub_accepts_and_configs_that_load(
     card = DatasetCard(card_text)
     assert card.data.license == "mit"
     assert UNDOCUMENTED not in card_text
-    assert json.loads((dest / "report.json").read_text()) == report
-    samples = str(SAMPLES.resolve())
-    assert f"| `{samples}` | `mit` | publish.input_licenses |" in card_text
+    published = json.loads((dest / "report.json").read_text())
+    assert published["run"].pop("out_dir", None) is None  # no local folder is published
+    assert published == {
+        **report,
+        "run": {k: v for k, v in report["run"].items() if k != "out_dir"},
+    }
+    assert "| `samples/` | `mit` | publish.input_licenses |" in card_text
+    assert str(tmp_path) not in card_text and str(SAMPLES.parent) not in card_text
     resolved = yaml.safe_load((out / "config.resolved.yaml").read_text())
     assert f"**Threshold**: `{resolved['gate']['threshold']}`" in card_text
     assert "**Agent**: `fake-agent`" in card_text and "**References mode**: `sampled`" in card_text
-    assert f'load_dataset("{dest.resolve()}", "sft")' in card_text
+    assert 'load_dataset("./dataset", "sft")' in card_text
 
     cache = str(tmp_path / "cache")
     splits = load_dataset(str(dest), "sft", cache_dir=cache)

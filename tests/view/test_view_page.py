@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from builder.teacher.output import CompressorOutput, OmittedRange
 from builder.teacher.render import render
@@ -48,3 +49,20 @@ def test_code_renders_are_rebuilt_by_the_page_and_others_are_stored() -> None:
     assert same["same"] and "ren" not in same
     bad = candidate_entry(_row(valid=False, invalid_reason="no_json", reply="nope"), raw)
     assert bad["reply"] == "nope" and "ren" not in bad
+
+
+def test_each_step_names_the_task_instance_its_raw_file_records(tmp_path: Path) -> None:
+    from builder.ingest.parallel import InputSpec, run_ingest
+    from builder.view.data import build_steps
+    from tests.paths import SAMPLES
+
+    run_ingest([InputSpec(str(SAMPLES))], tmp_path, workers=1)
+    raw = {
+        json.loads((SAMPLES / "mini-swe-agent" / "textstats__empty-summary.traj.json").read_text())[
+            "instance_id"
+        ],
+        *(json.loads(line)["instance_id"] for line in (SAMPLES / "chat-messages" /
+                                                        "textstats.jsonl").read_text().splitlines()),
+    }  # fmt: skip
+    steps = build_steps(tmp_path)
+    assert steps and {s["inst"] for s in steps} == raw

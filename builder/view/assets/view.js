@@ -109,7 +109,7 @@
     if (state.pass === "pass" && !cands.some(function (c) { return c.j && c.j.ok; })) return false;
     if (state.pass === "fail" && !cands.some(function (c) { return c.j && !c.j.ok; })) return false;
     if (state.pass === "nopass" && (!cands.some(function (c) { return c.j; }) || cands.some(function (c) { return c.j && c.j.ok; }))) return false;
-    if (state.q && (st.cmd || "").toLowerCase().indexOf(state.q) < 0) return false;
+    if (state.q && ((st.cmd || "") + "\n" + (st.inst || "")).toLowerCase().indexOf(state.q) < 0) return false;
     return true;
   }
 
@@ -120,11 +120,14 @@
   function buildFilters() {
     const bar = document.getElementById("filters");
     const uniq = function (f) { return Array.from(new Set(DATA.flatMap(f))).sort(); };
+    const inst = {};
+    DATA.forEach(function (s) { if (s.inst) inst[s.t] = s.inst; });
+    const label = function (t) { return inst[t] ? inst[t] + " (" + t.slice(0, 8) + ")" : t; };
     const specs = [
       ["pass", "gate", [["", "any"], ["pass", "a candidate passed"], ["fail", "a candidate failed"], ["nopass", "judged, none passed"]]],
       ["intent", "intent", [["", "all"]].concat(uniq(function (s) { return [s.intent]; }).map(function (v) { return [v, v]; }))],
       ["src", "rule / teacher", [["", "all"]].concat(uniq(function (s) { return s.cands.map(function (c) { return c.src; }); }).map(function (v) { return [v, v]; }))],
-      ["traj", "trajectory", [["", "all"]].concat(uniq(function (s) { return [s.t]; }).map(function (v) { return [v, v]; }))],
+      ["traj", "trajectory", [["", "all"]].concat(uniq(function (s) { return [s.t]; }).map(function (v) { return [v, label(v)]; }))],
     ];
     specs.forEach(function (spec) {
       const select = el("select", { id: "filter-" + spec[0] });
@@ -132,7 +135,7 @@
       select.addEventListener("change", function () { state[spec[0]] = select.value; state.page = 0; renderList(); });
       bar.appendChild(el("label", null, spec[1], select));
     });
-    const search = el("input", { id: "filter-q", type: "search", placeholder: "command contains…" });
+    const search = el("input", { id: "filter-q", type: "search", placeholder: "command or instance contains…" });
     search.addEventListener("input", function () { state.q = search.value.toLowerCase(); state.page = 0; renderList(); });
     bar.appendChild(search);
     bar.appendChild(el("span", { id: "count", cls: "muted" }));
@@ -155,7 +158,7 @@
     const body = el("tbody");
     rows.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (st) {
       const tr = el("tr", { cls: "row" + (state.current === st.k ? " current" : ""), "data-step": st.id },
-        el("td", { text: st.t.length > 14 ? st.t.slice(0, 13) + "…" : st.t, title: st.t }),
+        el("td", { text: st.inst || (st.t.length > 14 ? st.t.slice(0, 13) + "…" : st.t), title: st.t }),
         el("td", { text: String(st.s) }),
         el("td", { text: st.intent }),
         el("td", { cls: "cmd", text: st.cmd || "", title: st.cmd || "" }),
@@ -165,7 +168,7 @@
       body.appendChild(tr);
     });
     list.appendChild(el("table", null,
-      el("thead", null, el("tr", null, el("th", { text: "trajectory" }), el("th", { text: "step" }), el("th", { text: "intent" }),
+      el("thead", null, el("tr", null, el("th", { text: "instance / trajectory" }), el("th", { text: "step" }), el("th", { text: "intent" }),
         el("th", { text: "command" }), el("th", { text: "passed" }), el("th", { text: "selected" }))), body));
   }
 
@@ -180,8 +183,9 @@
     const detail = document.getElementById("detail");
     detail.textContent = "";
     const root = el("div", { id: "step-detail", "data-step": st.id });
-    const head = section("Step " + st.s + " of " + st.t, "step-head");
+    const head = section("Step " + st.s + " of " + (st.inst ? st.inst + " (" + st.t + ")" : st.t), "step-head");
     head.appendChild(el("dl", { cls: "kv" },
+      el("dt", { text: "instance" }), el("dd", { text: st.inst || "– (not recorded by this format)" }),
       el("dt", { text: "command" }), el("dd", { text: st.cmd || "" }),
       el("dt", { text: "intent" }), el("dd", { text: st.intent }),
       el("dt", { text: "focus question" }), el("dd", { text: st.focus || "–" }),
