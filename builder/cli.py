@@ -27,10 +27,10 @@ def _ingest(args: argparse.Namespace) -> int:
     if total.trajectories == 0:
         print("error: no valid trajectory found in the inputs", file=sys.stderr)
         return 1
-    if args.strict and (total.quarantined or total.duplicates):
+    if args.strict and (total.quarantined or total.duplicates or summary.passed_over_count):
         print(
             f"error: {total.quarantined} input(s) quarantined, {total.duplicates} duplicate(s) "
-            "dropped (--strict)",
+            f"dropped, {summary.passed_over_count} file(s) passed over (--strict)",
             file=sys.stderr,
         )
         return 1
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("paths", nargs="+", help="files, directories, globs or Hub dataset ids")
     ingest.add_argument("--out", required=True, help="output directory")
     ingest.add_argument("--format", help="force a format instead of auto-detection")
-    ingest.add_argument("--strict", action="store_true", help="exit 1 if anything is quarantined")
+    ingest.add_argument("--strict", action="store_true", help="exit 1 if anything is quarantined, dropped or passed over")
     ingest.add_argument("--min-tokens", type=int, default=256, help="eligibility threshold")
     ingest.add_argument("--require-focus", action="store_true", help="only steps with a CFQ")
     ingest.add_argument("--workers", type=int, default=None, help="processes (default: 2)")

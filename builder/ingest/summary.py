@@ -30,16 +30,29 @@ class FormatCounts:
         self.duplicates += other.duplicates
 
 
+PASSED_OVER_KEPT = 1000  # names listed in ingest_summary.json (all are counted)
+PASSED_OVER_SHOWN = 10  # names printed
+
+
 @dataclass
 class IngestSummary:
     by_format: dict[str, FormatCounts] = field(default_factory=dict)
     bytes_read: int = 0
     copies: list[Copy] = field(default_factory=list)  # kept trajectories, in input order
+    # files of input folders and archives that are not trajectory files (README.md, a.png)
+    passed_over: list[str] = field(default_factory=list)
+    passed_over_count: int = 0
 
     def merge(self, other: IngestSummary) -> None:
         self.bytes_read += other.bytes_read
         for name, counts in other.by_format.items():
             self.by_format.setdefault(name, FormatCounts()).add(counts)
+        self.pass_over(other.passed_over, other.passed_over_count)
+
+    def pass_over(self, names: list[str], count: int) -> None:
+        """Note files passed over (`count` of them, `names` the ones named)."""
+        self.passed_over.extend(names[: max(0, PASSED_OVER_KEPT - len(self.passed_over))])
+        self.passed_over_count += count
 
     def counts(self, fmt: str) -> FormatCounts:
         return self.by_format.setdefault(fmt, FormatCounts())
@@ -65,6 +78,18 @@ def format_summary(summary: IngestSummary) -> str:
             f"{name:<20} {c.files:>7} {c.trajectories:>12} {c.steps:>8} {c.eligible:>8} "
             f"{c.quarantined:>11} {c.duplicates:>10}"
         )
+    if summary.passed_over_count:
+        shown = summary.passed_over[:PASSED_OVER_SHOWN]
+        more = summary.passed_over_count - len(shown)
+        lines.append(
+            f"passed over {summary.passed_over_count} file(s) that are not trajectory files: "
+            + ", ".join(shown)
+            + (
+                f" and {more} more (ingest_summary.json lists up to {PASSED_OVER_KEPT})"
+                if more
+                else ""
+            )
+        )
     return "\n".join(lines)
 
 
@@ -73,4 +98,7 @@ def write_summary(summary: IngestSummary, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     by_format = {name: asdict(c) for name, c in sorted(summary.by_format.items())}
     total = asdict(summary.total)
-    path.write_text(json.dumps({"by_format": by_format, "total": total}, indent=2) + "\n")
+    data: dict[str, object] = {"by_format": by_format, "total": total}
+    if summary.passed_over_count:
+        data["passed_over"] = {"count": summary.passed_over_count, "files": summary.passed_over}
+    path.write_text(json.dumps(data, indent=2) + "\n")

@@ -9,6 +9,7 @@ cause, and a source that yields nothing gets a row saying so.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import itertools
 import logging
 from collections.abc import Iterator
@@ -21,8 +22,10 @@ from builder.ingest.file_reading import check_file
 from builder.ingest.formats import detect, get_adapter
 from builder.ingest.formats.base import FormatAdapter, quarantine
 from builder.ingest.formats.source import Source
+from builder.ingest.names import safe_text
 from builder.ingest.storable import misfit
 from builder.ingest.summary import IngestSummary
+from builder.ingest.units import units
 from builder.steps.pairing import EligibilityRules, build_steps
 from builder.storage.parquet_shards import ShardWriter
 from schemas.quarantine import QUARANTINE_SCHEMA, QuarantineRecord
@@ -82,10 +85,10 @@ def diagnose(source: Source, error: InputError) -> InputError:
         if not source.is_jsonl:
             source.document()
         else:
-            head = itertools.islice(source.lines(), DIAGNOSE_LINES)
+            head = list(itertools.islice(source.lines(), DIAGNOSE_LINES))
             bad = [v for _, v in head if isinstance(v, InputError)]
-            if bad and all(b.kind == bad[0].kind for b in bad) and bad[0].kind != "invalid_json":
-                return bad[0]  # e.g. every line nested too deep
+            if bad and len(bad) == len(head):
+                return bad[0]  # no line parsed: name the first bad one and its cause
     except InputError as exc:
         return exc
     except OSError as exc:
@@ -162,6 +165,7 @@ def process_task(
     ):
 
         def reject(record: QuarantineRecord, fmt: str) -> None:
+            record = _safe(record)
             log.warning(
                 "quarantined %s [%s]: %s", record.source_path, record.error_kind, record.message
             )
@@ -172,14 +176,20 @@ def process_task(
                 counts.quarantined += 1
             quarantined.add(record)
 
-        for source, forced in group:
+        def report(record: QuarantineRecord) -> None:
+            reject(record, record.source_format or "unknown")
+
+        for source, forced in units(group, report, summary.pass_over):
             fmt, adapter, records = load_source(source, forced)
             counts = summary.counts(fmt)
-            counts.files += 1
-            summary.bytes_read += source_size(source) if source.is_file else 0
+            if not source.element:  # an array's elements count as one file
+                counts.files += 1
+                summary.bytes_read += source_size(source) if source.is_file else 0
             produced = 0
             for record in records:
                 produced += 1
+                if source.element is not None:
+                    record = dataclasses.replace(record, record_index=source.element)
                 if isinstance(record, QuarantineRecord):
                     reject(record, fmt)
                     continue
@@ -215,6 +225,15 @@ def process_task(
             if not produced:
                 reject(_nothing(source, fmt), fmt)
     return summary
+
+
+def _safe(record: QuarantineRecord) -> QuarantineRecord:
+    """The row with a name and message that can be stored and printed, whatever bytes the
+    file name or the error held."""
+    path, message = safe_text(record.source_path), safe_text(record.message)
+    if path == record.source_path and message == record.message:
+        return record
+    return dataclasses.replace(record, source_path=path, message=message)
 
 
 def oversized(
