@@ -145,8 +145,8 @@ def _zip_members(path: Path, where: str, root: Path) -> Iterator[Member]:
             if info.is_dir():
                 continue
             budget.member()
-            mode = info.external_attr >> 16
-            if mode and not stat.S_ISREG(mode):
+            mode = info.external_attr >> 16  # Unix mode, when the zip was made on Unix
+            if stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 yield Member(name, problem=_not_regular(where, name))
                 continue
             target = _target(root, info.filename)

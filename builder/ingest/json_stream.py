@@ -6,8 +6,9 @@ Peak memory is then about the largest value, not the file: a 2 GiB array of traj
 read one element at a time, and a single value past the cap is refused once the cap has been
 read, before it is built further. The parser (C) hands over events; values are built here
 (`ijson.common.ObjectBuilder`), about 20 ms of CPU per MB. The incremental parser is strict
-JSON: `NaN` and `Infinity`, which Python's `json` accepts, are invalid there (large documents
-and arrays of trajectories only).
+JSON: `NaN` and `Infinity`, which Python's `json` accepts, are invalid there, and a lone
+surrogate escape (`\\ud800`, refused in small files) becomes `?` (large documents and arrays
+of trajectories only).
 """
 
 from __future__ import annotations

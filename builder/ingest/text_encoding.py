@@ -72,7 +72,7 @@ class _Transcoded(io.RawIOBase):
         super().close()
 
 
-def without_bom(stream: io.BufferedReader, name: str) -> IO[bytes]:
+def without_bom(stream: io.BufferedReader[Any], name: str) -> IO[bytes]:
     """`stream` past its byte-order mark, as UTF-8 bytes."""
     found = byte_order_mark(stream.peek(4)[:4])
     if found is None:
