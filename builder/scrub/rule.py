@@ -58,6 +58,12 @@ class Rule:
         return -1, -1
 
 
+def not_secret(value: str) -> bool:
+    """A value every rule lets be: a key public by design, or one vendors print in their
+    documentation (`AKIAIOSFODNN7EXAMPLE`): no issued credential spells EXAMPLE."""
+    return "EXAMPLE" in value or value.startswith(PUBLIC_PREFIXES)
+
+
 def follows_word(text: str, index: int) -> bool:
     """Whether `text[index]` follows a word character; the `n` of a JSON-escaped newline
     (`\\n`, as in tool-call arguments) is a line break, not a letter."""
@@ -95,10 +101,16 @@ _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _METAVAR = re.compile(r"[A-Z][A-Z0-9_\-]*|[a-z]+|(?:[A-Z][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
 
 
+# Keys that are public by design (Stripe publishable keys, Mapbox public tokens).
+PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ")
+
+
 def secret_value(value: str) -> bool:
     """An assigned value that is a literal secret, not a reference, placeholder, path or URL."""
     value = value.strip()
     if not value or value.lower() in PLACEHOLDER_VALUES or value[0] in "$%{<[(/.*~!|>&@`":
+        return False
+    if value.startswith(PUBLIC_PREFIXES):
         return False
     if "://" in value or "..." in value or "…" in value or _DOTTED_NAME.fullmatch(value):
         return False  # a URL, an elided example (`sk-...`), a dotted name

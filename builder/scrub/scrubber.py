@@ -13,9 +13,17 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from builder.scrub import context, keys, keywords, token_formats
+from builder.scrub import (
+    auth_context,
+    context,
+    families,
+    keys,
+    keywords,
+    token_formats,
+    vendor_formats,
+)
 from builder.scrub.hints import HintIndex
-from builder.scrub.rule import PLACEHOLDER, Rule, follows_word
+from builder.scrub.rule import PLACEHOLDER, Rule, follows_word, not_secret
 from schemas.steps import Action, StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
 
@@ -32,9 +40,12 @@ EMAIL_RULE = Rule(
 DEFAULT_RULES: tuple[Rule, ...] = (
     *token_formats.library_rules(),
     *token_formats.own_rules(),
+    *vendor_formats.rules(),
     *keys.RULES,
     *context.rules(),
+    *auth_context.rules(),
     *keywords.rules(),
+    *families.rules(),
 )
 
 
@@ -90,6 +101,8 @@ class Scrubber:
                 start, end = rule.span(m)
                 value = text[start:end]
                 if not value or (rule.check is not None and not rule.check(value)):
+                    continue
+                if not_secret(value):
                     continue
                 if rule.vet is not None and not rule.vet(subject, m, value):
                     continue
