@@ -39,6 +39,31 @@ def _docker_style_auth(value: str) -> bool:
     return ":" in decoded and decoded.isprintable()
 
 
+_HTTP_CLIENT = re.compile(r"\b(?:curl|wget|http|https|xh)\b")
+
+
+def _http_client(subject: str, match: re.Match[str], value: str) -> bool:
+    """`-u user:password` only on the command line of an HTTP client (not `git push -u`)."""
+    line_start = subject.rfind("\n", 0, match.start()) + 1
+    return _HTTP_CLIENT.search(subject, line_start, match.start()) is not None
+
+
+_REGISTRY_LOGIN = re.compile(r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)\b.*?\blogin\b")
+
+
+def _registry_login(subject: str, match: re.Match[str], value: str) -> bool:
+    """`-p password` only after `docker login` (and its kin) on the same line."""
+    line_start = subject.rfind("\n", 0, match.start()) + 1
+    return _REGISTRY_LOGIN.search(subject, line_start, match.start()) is not None
+
+
+_HEADER_START = re.compile(r"x-|private-token|access-token|auth-token|api-?token")
+
+
+def _header_starts(lower: str) -> list[int]:
+    return [m.start() for m in _HEADER_START.finditer(lower)]
+
+
 def rules() -> list[Rule]:
     return [
         Rule(
@@ -55,37 +80,40 @@ def rules() -> list[Rule]:
         ),
         Rule(
             "secret_header",
-            re.compile(r"(?<![a-z0-9\-])" + _SECRET_HEADER + _VALUE),
+            re.compile(_SECRET_HEADER + _VALUE),
             group=1,
             check=token_like,
+            bounded=True,
+            starts=_header_starts,
             hints=("key", "token", "secret", "pass", "signature", "auth", "credential"),
             lower=True,
         ),
         Rule(
             "cli_password",
             re.compile(
-                r"\b(?:curl|http|https|wget)\b[^\n|;&]*?[ \t](?:-u|--user|-a|--auth)(?:[ \t]+|=)"
+                r"(?<![A-Za-z0-9_\-])(?:-u|--user|-a|--auth|--proxy-user)(?:[ \t]+|=)"
                 r"""(?:'[^'\s:]+:([^'\s]+)'|"[^"\s:]+:([^"\s\\]+)"|[^\s'"\\:]+:([^\s'"\\]+))"""
             ),
             group=(1, 2, 3),
             check=secret_value,
-            hints=("curl", "http", "wget"),
+            vet=_http_client,
+            hints=("-u", "--user", "-a", "--auth", "--proxy-user"),
         ),
         Rule(
             "cli_password",
-            re.compile(
-                r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)\b[^\n|;&]*?\blogin\b"
-                r"""[^\n|;&]*?[ \t]-p(?:[ \t]+|=)(?:'([^'\n]+)'|"([^"\n\\]+)"|([^\s'"\\|;&]+))"""
-            ),
+            re.compile(r"-p(?:[ \t]+|=)" + r"""(?:'([^'\n]+)'|"([^"\n\\]+)"|([^\s'"\\|;&]+))"""),
             group=(1, 2, 3),
             check=secret_value,
-            hints=("login",),
+            vet=_registry_login,
+            bounded=True,
+            hints=("-p",),
         ),
         Rule(
             "npmrc_auth",
-            re.compile(r"(?<![a-z0-9])_(?:auth|password)\s*=\s*([a-z0-9+/]{8,}={0,2})"),
+            re.compile(r"_(?:auth|password)\s*=\s*([a-z0-9+/]{8,}={0,2})"),
             group=1,
             check=_docker_style_auth,
+            bounded=True,
             hints=("_auth", "_password"),
             lower=True,
         ),

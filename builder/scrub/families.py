@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 
 from builder.scrub.entropy import digest_like
 from builder.scrub.rule import RIGHT_BOUNDARY, Rule
@@ -151,6 +152,20 @@ def _login_vet(subject: str, match: re.Match[str], value: str) -> bool:
     return any(random_run(run, hex_digests=True) for run in _SEGMENT.findall(value))
 
 
+_RUN = re.compile(r"[._\-][A-Za-z0-9]{20,}")
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def _word_starts(text: str) -> Iterable[int]:
+    """The start of each word holding a separator and a 20-character run: the only places a
+    vendor token can start (a scan for the run is ~10x cheaper than trying every word)."""
+    for match in _RUN.finditer(text):
+        start = match.start()
+        while start > 0 and text[start - 1] in _TOKEN_CHARS:
+            start -= 1
+        yield start
+
+
 def rules() -> list[Rule]:
     return [
         Rule(
@@ -161,10 +176,11 @@ def rules() -> list[Rule]:
             ),
             vet=_vendor_vet,
             bounded=True,
+            starts=_word_starts,
         ),
         Rule(
             "url_token",
-            re.compile(r"[a-z][a-z0-9+.\-]*://([A-Za-z0-9_\-]{20,})@(?=[A-Za-z0-9\[])"),
+            re.compile(r"://([A-Za-z0-9_\-]{20,})@(?=[A-Za-z0-9\[])"),
             group=1,
             vet=_url_user_vet,
             hints=("://",),
@@ -172,11 +188,12 @@ def rules() -> list[Rule]:
         Rule(
             "cli_login_token",
             re.compile(
-                r"\b(?:auth|login|authtoken|add-authtoken)[ \t]+(?:--?[a-z][a-z\-]*[ \t=]+)?"
+                r"(?:auth|login|authtoken|add-authtoken)[ \t]+(?:--?[a-z][a-z\-]*[ \t=]+)?"
                 r"(" + _LOGIN_VALUE.pattern + r")" + RIGHT_BOUNDARY
             ),
             group=1,
             vet=_login_vet,
+            bounded=True,
             hints=("auth", "login"),
         ),
     ]

@@ -8,7 +8,7 @@ name. The checks are pure functions of the value.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,10 @@ class Rule:
     # Rules sharing an anchor regex (their own regex starts with it) are only tried where the
     # anchor matched: one scan of the text for several rules.
     anchor: re.Pattern[str] | None = None
+    # Where a match may start, found more cheaply than by the regex scanning every position
+    # (the regex is then only tried there, with `match`): for rules whose regex has no
+    # literal to jump to, such as a family of prefixes.
+    starts: Callable[[str], Iterable[int]] | None = None
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         """The span of the replaced group; (-1, -1) when none of the groups took part."""

@@ -88,7 +88,10 @@ class Scrubber:
             if rule.lower:
                 regex = rule.regex if same_length else self._ignorecase[rule.regex.pattern]
                 subject = lower if same_length else text
-            if rule.anchor is not None and subject is lower:
+            if rule.starts is not None:
+                tried = (regex.match(subject, p) for p in sorted(set(rule.starts(subject))))
+                matches = (m for m in tried if m is not None)
+            elif rule.anchor is not None and subject is lower:
                 if rule.anchor.pattern not in anchored:
                     anchored[rule.anchor.pattern] = [m.start() for m in rule.anchor.finditer(lower)]
                 tried = (regex.match(lower, p) for p in anchored[rule.anchor.pattern])
