@@ -88,6 +88,7 @@ class Scrubber:
             if rule.lower:
                 regex = rule.regex if same_length else self._ignorecase[rule.regex.pattern]
                 subject = lower if same_length else text
+            matches: Iterable[re.Match[str]]
             if rule.starts is not None:
                 tried = (regex.match(subject, p) for p in sorted(set(rule.starts(subject))))
                 matches = (m for m in tried if m is not None)
@@ -95,7 +96,7 @@ class Scrubber:
                 if rule.anchor.pattern not in anchored:
                     anchored[rule.anchor.pattern] = [m.start() for m in rule.anchor.finditer(lower)]
                 tried = (regex.match(lower, p) for p in anchored[rule.anchor.pattern])
-                matches: Iterable[re.Match[str]] = (m for m in tried if m is not None)
+                matches = (m for m in tried if m is not None)
             else:
                 matches = regex.finditer(subject)
             for m in matches:
