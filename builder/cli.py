@@ -19,9 +19,12 @@ def _ingest(args: argparse.Namespace) -> int:
     from builder.steps.pairing import EligibilityRules
 
     command_ready()
+    from builder.scrub.settings import ScrubSettings
+
     specs = [InputSpec(p, args.format) for p in args.paths]
     rules = EligibilityRules(min_tokens=args.min_tokens, require_focus=args.require_focus)
-    summary = run_ingest(specs, Path(args.out), rules=rules, workers=args.workers)
+    scrub = ScrubSettings(at_ingest=not args.raw)
+    summary = run_ingest(specs, Path(args.out), rules=rules, workers=args.workers, scrub=scrub)
     print(format_summary(summary))
     total = summary.total
     if total.trajectories == 0:
@@ -145,10 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("paths", nargs="+", help="files, directories, globs or Hub dataset ids")
     ingest.add_argument("--out", required=True, help="output directory")
     ingest.add_argument("--format", help="force a format instead of auto-detection")
-    ingest.add_argument("--strict", action="store_true", help="exit 1 if anything is quarantined, dropped or passed over")
+    ingest.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 if anything is quarantined, dropped or passed over",
+    )
     ingest.add_argument("--min-tokens", type=int, default=256, help="eligibility threshold")
     ingest.add_argument("--require-focus", action="store_true", help="only steps with a CFQ")
     ingest.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
+    ingest.add_argument(
+        "--raw",
+        action="store_true",
+        help="write the tables unscrubbed (by default credentials are redacted at ingest)",
+    )
     ingest.set_defaults(func=_ingest)
 
     inspect = sub.add_parser("inspect", help="print one trajectory step by step")

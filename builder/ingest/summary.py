@@ -42,12 +42,20 @@ class IngestSummary:
     # files of input folders and archives that are not trajectory files (README.md, a.png)
     passed_over: list[str] = field(default_factory=list)
     passed_over_count: int = 0
+    scrubbed: bool = False  # the tables were written with credentials redacted
+    redactions: dict[str, int] = field(default_factory=dict)  # per kind, at ingest
 
     def merge(self, other: IngestSummary) -> None:
         self.bytes_read += other.bytes_read
         for name, counts in other.by_format.items():
             self.by_format.setdefault(name, FormatCounts()).add(counts)
         self.pass_over(other.passed_over, other.passed_over_count)
+        self.scrubbed = self.scrubbed or other.scrubbed
+        self.add_redactions(other.redactions)
+
+    def add_redactions(self, counts: dict[str, int]) -> None:
+        for kind, n in counts.items():
+            self.redactions[kind] = self.redactions.get(kind, 0) + n
 
     def pass_over(self, names: list[str], count: int) -> None:
         """Note files passed over (`count` of them, `names` the ones named)."""
@@ -90,6 +98,9 @@ def format_summary(summary: IngestSummary) -> str:
                 else ""
             )
         )
+    if summary.redactions:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(summary.redactions.items()))
+        lines.append(f"redacted at ingest: {kinds}")
     return "\n".join(lines)
 
 
@@ -101,4 +112,6 @@ def write_summary(summary: IngestSummary, path: Path) -> None:
     data: dict[str, object] = {"by_format": by_format, "total": total}
     if summary.passed_over_count:
         data["passed_over"] = {"count": summary.passed_over_count, "files": summary.passed_over}
+    if summary.scrubbed:
+        data["redactions"] = dict(sorted(summary.redactions.items()))
     path.write_text(json.dumps(data, indent=2) + "\n")

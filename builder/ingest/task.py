@@ -23,9 +23,11 @@ from builder.ingest.formats import detect, get_adapter
 from builder.ingest.formats.base import FormatAdapter, quarantine
 from builder.ingest.formats.source import Source
 from builder.ingest.names import safe_text
+from builder.ingest.scrubbing import IngestScrubber
 from builder.ingest.storable import misfit
 from builder.ingest.summary import IngestSummary
 from builder.ingest.units import units
+from builder.scrub.settings import ScrubSettings
 from builder.steps.pairing import EligibilityRules, build_steps
 from builder.storage.parquet_shards import ShardWriter
 from schemas.quarantine import QUARANTINE_SCHEMA, QuarantineRecord
@@ -149,14 +151,18 @@ def process_task(
     group: list[tuple[Source, str | None]],
     out_dir: Path,
     rules: EligibilityRules,
+    scrub: ScrubSettings = ScrubSettings(),  # noqa: B008 - frozen
 ) -> IngestSummary:
     """Ingest one group of sources into shards named after the task (deterministic, resumable).
 
     Within the task the first copy of a trajectory is kept (`builder.ingest.dedup`); the kept ones
-    are listed in `summary.copies` for the parent's cross-task pass.
+    are listed in `summary.copies` for the parent's cross-task pass. With `scrub.ingest_scrubs`
+    every trajectory is written scrubbed, and its steps are built from the scrubbed record
+    (`builder.ingest.scrubbing`), so no table holds a raw secret.
     """
     summary = IngestSummary()
     registry = Registry()
+    scrubbing = IngestScrubber.start(scrub)
     prefix = task_prefix(task_id)
     with (
         ShardWriter(out_dir / "trajectories", TRAJECTORY_SCHEMA, prefix) as trajectories,
@@ -165,7 +171,7 @@ def process_task(
     ):
 
         def reject(record: QuarantineRecord, fmt: str) -> None:
-            record = _safe(record)
+            record = scrubbing.quarantine(_safe(record))
             log.warning(
                 "quarantined %s [%s]: %s", record.source_path, record.error_kind, record.message
             )
@@ -204,6 +210,7 @@ def process_task(
                     reject(duplicate, fmt)
                     continue
                 counts.trajectories += 1
+                record = scrubbing.trajectory(record)
                 trajectories.add(record)  # a huge record is written (and let go) right here
                 batch = list(build_steps(record, adapter, rules))
                 too_large = [
@@ -224,6 +231,7 @@ def process_task(
                 )  # fmt: skip
             if not produced:
                 reject(_nothing(source, fmt), fmt)
+    scrubbing.finish(summary)
     return summary
 
 

@@ -14,6 +14,7 @@ from builder import __version__
 from builder.config import PipelineConfig
 from builder.ingest.parallel import InputSpec, format_summary, run_ingest
 from builder.run.shards import NAP_TABLES, read_json, write_json_atomic
+from builder.scrub.settings import ScrubSettings
 from builder.steps.pairing import EligibilityRules
 from builder.storage.inputs import localize_input
 from builder.storage.mirror import delete_remote, push_paths
@@ -22,10 +23,12 @@ log = logging.getLogger(__name__)
 
 
 def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
-    """What an ingest depends on: the inputs, the eligibility rules and the builder version."""
+    """What an ingest depends on: the inputs, the eligibility rules, the scrub settings and the
+    builder version."""
     return {
         "inputs": [i.model_dump() for i in cfg.inputs],
         "eligibility": cfg.eligibility.model_dump(),
+        "scrub": cfg.scrub.model_dump(),  # the tables are written scrubbed (or not)
         "builder": __version__,
     }
 
@@ -53,7 +56,7 @@ def ingest_into(
         cfg.eligibility.require_focus,
         cfg.eligibility.max_observation_chars,
     )
-    summary = ingest(specs, out_dir, rules=rules)
+    summary = ingest(specs, out_dir, rules=rules, scrub=ScrubSettings.of(cfg.scrub))
     log.info("ingest summary:\n%s", format_summary(summary))
     write_json_atomic(ingest_marker(out_dir), ingest_key(cfg))
     # lazy: a local run folder (no store bound) is never walked
