@@ -40,3 +40,16 @@ def test_a_value_cut_in_half_counts_as_leaked() -> None:
     value = "glsa_" + "Ab1" * 12
     assert leaked(value, f"x {value[:20]}[REDACTED]")
     assert not leaked(value, "x [REDACTED:vendor_token] y")
+
+
+def test_names_with_long_camel_case_runs_after_a_prefix_are_kept() -> None:
+    """Written after the corpus, for the class-change test of the vendor-token family: these
+    have a prefix, a separator and a 20+ character run with a digit, as tokens do, but their
+    runs change between upper, lower and digits only at word boundaries."""
+    text = (
+        "def get_UserAccountSettingsHandler2(self):\n"
+        "import app.HTTPRequestLoggingMiddleware3x\n"
+        "<my-ComponentPropsWithRefExtended2 />\n"
+        "class test_OrderedDictionaryOfPendingJobs4:\n"
+    )
+    assert Scrubber().scrub(text) == text
