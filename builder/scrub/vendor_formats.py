@@ -124,6 +124,19 @@ FORMATS: tuple[_Format, ...] = (
         ("aqvn", "y0_", "y1_", "y2_", "y3_"),
     ),
     ("slack_token", r"xoxe\.xox[bp]-\d-[A-Za-z0-9]{100,}|xoxe-\d-[A-Za-z0-9]{100,}", ("xoxe",)),
+    # gitleaks kinds the benchmark does not seed, with shapes a family rule would miss
+    ("openshift_token", r"sha256~[A-Za-z0-9_\-]{43}", ("sha256~",)),
+    ("octopus_deploy_key", r"API-[A-Z0-9]{26}", ("api-",)),
+    ("settlemint_token", r"sm_(?:pat|aat|sat)_[a-f0-9]{16}", ("sm_",)),
+    ("intra42_secret", r"s-s4t2(?:ud|af)-[a-f0-9]{64}", ("s-s4t2",)),
+    ("facebook_app_token", r"\d{15,16}\|[A-Za-z0-9_\-]{27,40}", ("|",)),
+    (
+        "aws_bedrock_key",
+        r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]*",
+        ("bedrock-api-key-",),
+    ),
+    ("maxmind_license_key", r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk", ("_mmk",)),
+    ("jwt", r"ZXlK[A-Za-z0-9+/]{60,}={0,2}", ("zxlk",)),
     (
         "teams_webhook",
         r"https://[A-Za-z0-9\-]+\.webhook\.office\.com/webhookb2/[A-Za-z0-9\-@]+/IncomingWebhook/[A-Za-z0-9]{32}/[A-Za-z0-9\-]{36}",
