@@ -15,10 +15,14 @@ finds duplicates across tasks (one small `Copy` per kept trajectory). Nothing el
 with the file. Before streaming, the same file was read whole and decoded: about twice its
 size, plus the parsed value.
 
-    python benchmarks/bench_large_input.py [--gb 2.0] [--raw]
+    python benchmarks/bench_large_input.py [--gb 2.0] [--raw] [--with-hostile]
 
-`--raw` skips scrubbing at ingest (memory is the same; time is shorter). Writes
-.bench/large_input.json.
+`--raw` skips scrubbing at ingest (memory is the same; time is shorter). `--with-hostile`
+ingests, through the CLI with 2 workers, a folder holding the large file beside every hostile
+input of `tests/ingest/test_ingest_hostile_round2.py` (an odd name, BOM and UTF-16 files, an
+array, .xz/.bz2/.zip/.tar inputs, a zip bomb, nested archives, NUL lines, good files), checks
+the exit code and the quarantine rows, and holds the largest process to the same bound.
+Writes .bench/large_input.json.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -84,10 +89,41 @@ def peak_rss(path: Path, out: Path, scrub: bool) -> tuple[int, str]:
     return int(kib) * 1024, counts
 
 
+def hostile_folder(big: Path) -> tuple[Path, dict[str, str]]:
+    """The round-2 hostile corpus with the large file linked in (no 2 GiB copy)."""
+    from tests.ingest.test_ingest_hostile_round2 import _populate
+
+    folder = BENCH / "large" / "folder"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    _, bad = _populate(folder)
+    os.link(big, folder / "big-array.json")
+    return folder, bad
+
+
+def peak_rss_cli(folder: Path, out: Path) -> tuple[int, int]:
+    """(peak RSS of the largest process, exit code) of `nap-builder ingest folder`."""
+    shutil.rmtree(out, ignore_errors=True)
+    cli = [sys.executable, "-m", "builder.cli", "ingest", str(folder), "--out", str(out)]
+    measure = (
+        "import resource, subprocess, sys; "
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.returncode)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", measure, *cli, "--workers", "2"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    kib, code = done.stdout.split()
+    return int(kib) * 1024, int(code)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--gb", type=float, default=2.0)
     parser.add_argument("--raw", action="store_true")
+    parser.add_argument("--with-hostile", action="store_true")
     args = parser.parse_args()
     big = BENCH / "large" / "array.json"
     started = time.perf_counter()
@@ -103,6 +139,17 @@ def main() -> None:
     peak, counts = peak_rss(big, BENCH / "large" / "out", not args.raw)
     seconds = time.perf_counter() - started
     trajectories = int(counts.split()[0])
+    if args.with_hostile:
+        folder, bad = hostile_folder(big)
+        out = BENCH / "large" / "out-folder"
+        peak, code = peak_rss_cli(folder, out)
+        import polars as pl
+
+        rows = pl.read_parquet(out / "quarantine" / "*.parquet")
+        found = {(p.removeprefix(str(folder) + "/"), k) for p, k in rows.select(
+            "source_path", "error_kind").iter_rows()}  # fmt: skip
+        counts += f"; folder: exit {code}, bad inputs with their row: "
+        counts += f"{sum((n, k) in found for n, k in bad.items())} of {len(bad)}"
     bound = floor + 192 * MIB + 8 * largest + 4096 * trajectories
     result = {
         "file_bytes": size,
