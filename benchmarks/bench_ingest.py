@@ -10,8 +10,8 @@ It is generated once into .bench/corpus (reused when large enough).
 Prints MB/s, trajectories/s and peak RSS (whole process tree, sampled from /proc) and writes
 .bench/ingest.json. The tables are scrubbed at ingest, as by default; `--raw` measures the
 ingest without it. The replicas share most of their text, which the scrubber's memo answers
-at once: the scrubbing cost on unique text is `bench_scrub.py`'s. `--single-observation-mb` instead measures one trajectory whose one
-observation is that large: peak RSS of an ingest subprocess against the 1 GiB target, next to
+at once: the scrubbing cost on unique text is `bench_scrub.py`'s. `--single-observation-mb`
+instead measures one trajectory whose one observation is that large: peak RSS of an ingest subprocess against the 1 GiB target, next to
 the floor of the same subprocess ingesting the untouched sample (measured in the same run).
 """
 
