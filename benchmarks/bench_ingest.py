@@ -11,8 +11,9 @@ Prints MB/s, trajectories/s and peak RSS (whole process tree, sampled from /proc
 .bench/ingest.json. The tables are scrubbed at ingest, as by default; `--raw` measures the
 ingest without it. The replicas share most of their text, which the scrubber's memo answers
 at once: the scrubbing cost on unique text is `bench_scrub.py`'s. `--single-observation-mb`
-instead measures one trajectory whose one observation is that large: peak RSS of an ingest subprocess against the 1 GiB target, next to
-the floor of the same subprocess ingesting the untouched sample (measured in the same run).
+instead measures one trajectory whose one observation is that large: peak RSS of an ingest
+subprocess against the 1 GiB target, next to the floor of the same subprocess ingesting the
+untouched sample (measured in the same run).
 """
 
 from __future__ import annotations
