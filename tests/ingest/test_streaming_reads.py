@@ -116,3 +116,28 @@ def test_names_with_undecodable_bytes_and_control_characters_render_as_escapes()
     assert display_name(raw) == "/in/caf\\xe9\\nx.json"
     assert safe_text("plain é name.json") == "plain é name.json"
     assert safe_text("\ud800") == "\\ud800"
+
+
+def test_a_tar_zst_archive_is_read_member_by_member(tmp_path: Path) -> None:
+    import tarfile
+
+    import zstandard
+
+    from builder.ingest.units import units
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for path in SWE:
+            archive.add(path, f"runs/{path.name}")
+    (tmp_path / "runs.tar.zst").write_bytes(zstandard.ZstdCompressor().compress(buffer.getvalue()))
+    rows: list[object] = []
+    names = [
+        (source.name, source.document() == json.loads(path.read_text()))
+        for (source, _), path in zip(
+            units([(Source(tmp_path / "runs.tar.zst"), None)], rows.append, lambda *_: None),
+            SWE,
+            strict=True,
+        )
+    ]
+    assert names == [(f"{tmp_path}/runs.tar.zst!runs/{p.name}", True) for p in SWE]
+    assert rows == []
