@@ -4,13 +4,16 @@ The corpus replicates the shared samples (SWE-smith messages, SWE-agent, mini-sw
 OpenHands resolver) with a unique marker per copy, so every copy is a distinct trajectory.
 It is generated once into .bench/corpus (reused when large enough).
 
-    python benchmarks/bench_ingest.py [--gb 2.0] [--workers 2]
+    python benchmarks/bench_ingest.py [--gb 2.0] [--workers 2] [--raw]
     python benchmarks/bench_ingest.py --single-observation-mb 200
 
 Prints MB/s, trajectories/s and peak RSS (whole process tree, sampled from /proc) and writes
-.bench/ingest.json. `--single-observation-mb` instead measures one trajectory whose one
-observation is that large: peak RSS of an ingest subprocess against the 1 GiB target, next to
-the floor of the same subprocess ingesting the untouched sample (measured in the same run).
+.bench/ingest.json. The tables are scrubbed at ingest, as by default; `--raw` measures the
+ingest without it. The replicas share most of their text, which the scrubber's memo answers
+at once: the scrubbing cost on unique text is `bench_scrub.py`'s. `--single-observation-mb`
+instead measures one trajectory whose one observation is that large: peak RSS of an ingest
+subprocess against the 1 GiB target, next to the floor of the same subprocess ingesting the
+untouched sample (measured in the same run).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from builder.ingest.parallel import InputSpec, run_ingest  # noqa: E402
+from builder.scrub.settings import ScrubSettings  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "trajectories"
 if not SHARED.is_dir():  # a git worktree sits one level deeper than the main checkout
@@ -229,6 +233,7 @@ def main() -> None:
     parser.add_argument("--gb", type=float, default=2.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--single-observation-mb", type=int, default=None)
+    parser.add_argument("--raw", action="store_true", help="no scrubbing at ingest")
     args = parser.parse_args()
     if args.single_observation_mb:
         single_observation(args.single_observation_mb)
@@ -242,7 +247,8 @@ def main() -> None:
     sampler = RssSampler()
     sampler.start()
     started = time.perf_counter()
-    summary = run_ingest([InputSpec(str(corpus))], out, workers=args.workers)
+    scrub = ScrubSettings(at_ingest=not args.raw)
+    summary = run_ingest([InputSpec(str(corpus))], out, workers=args.workers, scrub=scrub)
     seconds = time.perf_counter() - started
     sampler.stop()
     total = summary.total
@@ -256,6 +262,7 @@ def main() -> None:
         "eligible": total.eligible,
         "quarantined": total.quarantined,
         "workers": args.workers,
+        "scrubbed_at_ingest": not args.raw,
         "peak_rss_total_mib": round(sampler.peak_total / 2**20, 1),
         "peak_rss_single_process_mib": round(sampler.peak_single / 2**20, 1),
     }

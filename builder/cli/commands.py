@@ -20,22 +20,25 @@ def ingest_command(args: argparse.Namespace) -> int:
     if len(problems) == len(args.paths):
         raise PreflightError("nothing was ingested:\n  " + "\n  ".join(problems))
     command_ready()
+    from builder.scrub.settings import ScrubSettings
+
     specs = [InputSpec(p, args.format) for p in args.paths]
     rules = EligibilityRules(
         min_tokens=args.min_tokens,
         require_focus=args.require_focus,
         exclude_instances=excluded_ids(args.exclude_instances or []),
     )
-    summary = run_ingest(specs, Path(args.out), rules=rules, workers=args.workers)
+    scrub = ScrubSettings(at_ingest=not args.raw)
+    summary = run_ingest(specs, Path(args.out), rules=rules, workers=args.workers, scrub=scrub)
     print(format_summary(summary))
     total = summary.total
     if total.trajectories == 0:
         print("error: no valid trajectory found in the inputs", file=sys.stderr)
         return 1
-    if args.strict and (total.quarantined or total.duplicates):
+    if args.strict and (total.quarantined or total.duplicates or summary.passed_over_count):
         print(
             f"error: {total.quarantined} input(s) quarantined, {total.duplicates} duplicate(s) "
-            "dropped (--strict)",
+            f"dropped, {summary.passed_over_count} file(s) passed over (--strict)",
             file=sys.stderr,
         )
         return 1

@@ -70,7 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("paths", nargs="+", help="files, directories, globs or Hub dataset ids")
     ingest.add_argument("--out", required=True, help="output directory")
     ingest.add_argument("--format", help="force a format instead of auto-detection")
-    ingest.add_argument("--strict", action="store_true", help="exit 1 if anything is quarantined")
+    ingest.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 if anything is quarantined, dropped or passed over",
+    )
     ingest.add_argument("--min-tokens", type=int, default=256, help="eligibility threshold")
     ingest.add_argument(
         "--exclude-instances",
@@ -81,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument("--require-focus", action="store_true", help="only steps with a CFQ")
     ingest.add_argument("--workers", type=int, default=None, help="worker processes (default: 2)")
+    ingest.add_argument(
+        "--raw",
+        action="store_true",
+        help="write the tables unscrubbed (by default credentials are redacted at ingest)",
+    )
     ingest.set_defaults(func=commands.ingest_command)
 
     inspect = _command(sub, "inspect", "list the trajectories of a folder, or show one by step")

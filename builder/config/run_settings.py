@@ -233,6 +233,12 @@ class ScrubConfig(_Model):
 
     enabled: bool = Field(default=True, description="Redact credentials (keys, tokens, passwords).")
     emails: bool = Field(default=False, description="Also redact email addresses.")
+    raw_tables: bool = Field(
+        default=False,
+        description="Keep the raw text in the run folder's `trajectories` and `steps` tables "
+        "(and mirror them so to an object store); each shard is then scrubbed when it is "
+        "loaded, so requests are still redacted. Off: the ingest writes the tables scrubbed.",
+    )
 
 
 class ExecutionConfig(_Model):

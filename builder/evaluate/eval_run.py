@@ -61,7 +61,7 @@ class EvalResult:
 def eval_jobs(cfg: PipelineConfig, out_dir: Path, wanted: set[str] | None) -> list[StepJob]:
     """Eligible steps of the ingested trajectories (only `wanted` ones when given), scrubbed
     as the run scrubs them before any model sees them."""
-    scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
+    scrub = ScrubSettings.of(cfg.scrub)
     jobs: list[StepJob] = []
     for plan in plan_shards(out_dir, cfg.output.shard_size):
         ids = tuple(t for t in plan.trajectory_ids if wanted is None or t in wanted)

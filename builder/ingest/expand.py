@@ -4,7 +4,9 @@ Nothing is skipped silently: an unreadable folder, a glob that matches nothing a
 without a single trajectory file each become a `Source` carrying the `InputError` that says
 why, so that ingest writes a quarantine row for them. Directory walks follow symlinked
 folders once each (a loop of links is walked once, not forever) and keep files with a
-trajectory suffix, compressed (`.gz`, `.zst`) or not; what else they pass over is logged.
+trajectory suffix, compressed (`.gz`, `.zst`, `.xz`, `.bz2`) or not, and archives; the other
+files of each folder travel as one `passed_over` source that names them (ingest lists them in
+its summary, and `--strict` counts them).
 """
 
 from __future__ import annotations
@@ -19,15 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from builder.errors import InputError
-from builder.ingest.file_reading import GZIP_SUFFIXES, ZSTD_SUFFIXES
+from builder.ingest.archives import is_archive_name
+from builder.ingest.file_reading import STREAM_SUFFIXES
 from builder.ingest.formats.source import Source
+from builder.ingest.names import display_name
 
 log = logging.getLogger(__name__)
 
 TRAJECTORY_SUFFIXES = (".json", ".jsonl", ".traj", ".ndjson", ".parquet")
-COMPRESSED_SUFFIXES = GZIP_SUFFIXES + ZSTD_SUFFIXES
+COMPRESSED_SUFFIXES = STREAM_SUFFIXES
 SIDECAR_NAMES = frozenset({"report.json", "results.json", "config.json", "dataset_info.json"})
 TASK_BYTES = 32 * 1024 * 1024
+PASSED_OVER_NAMES = 100  # names kept per folder (all are counted)
 
 
 @dataclass(frozen=True)
@@ -47,10 +52,13 @@ def is_dataset_dir(path: Path) -> bool:
 
 
 def is_trajectory_name(name: str) -> bool:
-    """A file name a directory walk picks up: `x.jsonl`, `x.traj.json.gz`, `x.json.zst`..."""
+    """A file name a directory walk picks up: `x.jsonl`, `x.traj.json.gz`, `x.json.zst`,
+    `x.tar.gz`, `x.zip`..."""
     lower = name.lower()
     if name.startswith(".") or lower in SIDECAR_NAMES:
         return False
+    if is_archive_name(lower):
+        return True
     for suffix in COMPRESSED_SUFFIXES:
         if lower.endswith(suffix):
             lower = lower[: -len(suffix)]
@@ -77,29 +85,41 @@ def _walk(path: Path, options: dict[str, Any]) -> Iterator[Source]:
             continue
         visited.add((info.st_dev, info.st_ino))
         dirs.sort()
+        other: list[str] = []
         for name in sorted(files):
             if is_trajectory_name(name):
                 found += 1
                 yield Source(Path(root) / name, dict(options))
-            else:
-                skipped += 1
+            elif name.lower() not in SIDECAR_NAMES:
+                other.append(display_name(Path(root) / name))
+        if other:
+            skipped += len(other)
+            yield _passed_over(Path(root), other)
     yield from _walk_errors(errors, options)
     if skipped:
-        log.info("%s: passed over %d file(s) without a trajectory suffix", path, skipped)
+        log.info(
+            "%s: passed over %d file(s) without a trajectory suffix", display_name(path), skipped
+        )
     if not found and not errors:
         names = ", ".join(TRAJECTORY_SUFFIXES)
         error = InputError(
-            f"{path}: directory holds no trajectory file ({names}, optionally .gz/.zst); "
-            f"{skipped} other file(s)",
+            f"{display_name(path)}: directory holds no trajectory file ({names}, optionally "
+            f".gz/.zst/.xz/.bz2, or an archive of them); {skipped} other file(s)",
             kind="no_inputs",
         )
         yield _problem(path, options, error)
 
 
+def _passed_over(folder: Path, names: list[str]) -> Source:
+    """The files of one folder a walk passes over, as one source that names them."""
+    kept = names[:PASSED_OVER_NAMES]
+    return Source(folder, {"passed_over": kept, "passed_over_count": len(names)})
+
+
 def _walk_errors(errors: list[OSError], options: dict[str, Any]) -> Iterator[Source]:
     while errors:
         exc = errors.pop(0)
-        where = exc.filename or "?"
+        where = display_name(exc.filename) if exc.filename else "?"
         kind = "permission_denied" if isinstance(exc, PermissionError) else "io"
         message = f"{where}: folder cannot be listed ({exc.strerror or exc})"
         yield _problem(where, options, InputError(message, kind=kind))
@@ -131,7 +151,7 @@ def expand(spec: InputSpec) -> Iterator[Source]:
 
 def source_size(source: Source) -> int:
     """Bytes on disk for a file (compressed size for .gz/.zst), a task's worth for a dataset."""
-    if "error" in source.options or "missing" in source.options:
+    if {"error", "missing", "passed_over"} & source.options.keys():
         return 0
     if "hub" in source.options or source.path.is_dir():
         return TASK_BYTES

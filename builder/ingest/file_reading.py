@@ -2,18 +2,21 @@
 
 Hostile inputs must never stop or hang an ingest, so every file goes through `check_file`
 (regular, readable files only: a FIFO would block `open()` for good), every byte stream through
-`open_stream` (gzip, and zstd with its frames checked to the end), every read is capped at
-`MAX_INPUT_BYTES` of decompressed data, and every JSON value through `parse_json`, which turns
-`RecursionError` and nesting deeper than `MAX_DEPTH` into an `InputError` (downstream code such
-as `json.dumps` and Arrow conversion recurses, so a value that parsed is not yet safe).
+`open_stream` (gzip, xz, bzip2, and zstd with its frames checked to the end; a byte-order mark
+dropped, UTF-16/32 re-encoded), every read is capped at `MAX_INPUT_BYTES` of decompressed
+data, and every JSON value through `parse_json`, which turns `RecursionError` and nesting
+deeper than `MAX_DEPTH` into an `InputError` (downstream code such as `json.dumps` and Arrow
+conversion recurses, so a value that parsed is not yet safe).
 """
 
 from __future__ import annotations
 
+import bz2
 import errno
 import gzip
 import io
 import json
+import lzma
 import os
 import re
 import stat
@@ -21,45 +24,52 @@ from pathlib import Path
 from typing import IO, Any
 
 from builder.errors import InputError
+from builder.ingest.names import display_name
+from builder.ingest.text_encoding import without_bom
 from builder.ingest.zstd_frames import FrameError, check_frames
 
 MAX_DEPTH = 200
 MAX_INPUT_BYTES = 4 * 1024**3  # decompressed bytes read from one file (a bound on bombs)
 GZIP_SUFFIXES = (".gz", ".gzip")
 ZSTD_SUFFIXES = (".zst", ".zstd")
+XZ_SUFFIXES = (".xz", ".lzma")
+BZIP2_SUFFIXES = (".bz2", ".bzip2")
+STREAM_SUFFIXES = GZIP_SUFFIXES + ZSTD_SUFFIXES + XZ_SUFFIXES + BZIP2_SUFFIXES
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_BY_SUFFIX = {
+    **dict.fromkeys(GZIP_SUFFIXES, "gzip"),
+    **dict.fromkeys(ZSTD_SUFFIXES, "zstd"),
+    **dict.fromkeys(XZ_SUFFIXES, "xz"),
+    **dict.fromkeys(BZIP2_SUFFIXES, "bzip2"),
+}
+_MAGIC = ((GZIP_MAGIC, "gzip"), (ZSTD_MAGIC, "zstd"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"))
 
 
 def compression(path: Path) -> str | None:
-    """ "gzip", "zstd" or None, from the suffix or else the magic bytes (a renamed `.gz`)."""
-    suffix = path.suffix.lower()
-    if suffix in GZIP_SUFFIXES:
-        return "gzip"
-    if suffix in ZSTD_SUFFIXES:
-        return "zstd"
+    """ "gzip", "zstd", "xz", "bzip2" or None, from the suffix or else the magic bytes (a
+    renamed `.gz`)."""
+    kind = _BY_SUFFIX.get(path.suffix.lower())
+    if kind is not None:
+        return kind
     try:
         with path.open("rb") as fh:
-            magic = fh.read(4)
+            magic = fh.read(6)
     except OSError:
         return None
-    if magic.startswith(GZIP_MAGIC):
-        return "gzip"
-    if magic == ZSTD_MAGIC:
-        return "zstd"
-    return None
+    return next((kind for prefix, kind in _MAGIC if magic.startswith(prefix)), None)
 
 
 def logical_suffix(path: Path) -> str:
     """The suffix of the content: `.jsonl` for `x.jsonl.gz`."""
-    if path.suffix.lower() in GZIP_SUFFIXES + ZSTD_SUFFIXES:
+    if path.suffix.lower() in STREAM_SUFFIXES:
         return Path(path.stem).suffix.lower()
     return path.suffix.lower()
 
 
 def check_file(path: Path) -> InputError | None:
     """Why `path` cannot be read as an input file, or None when it can (directories pass)."""
-    name = str(path)
+    name = display_name(path)
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -111,8 +121,9 @@ def _has_zstd() -> bool:
 class _Capped(io.RawIOBase):
     """A read-only stream that fails once more than `limit` bytes have come out of it."""
 
-    def __init__(self, inner: IO[bytes], name: str, limit: int, codec: str | None) -> None:
-        self.inner, self.name_, self.limit, self.codec, self.seen = inner, name, limit, codec, 0
+    def __init__(self, inner: IO[bytes], path: Path, limit: int, codec: str | None) -> None:
+        self.inner, self.path, self.limit, self.codec, self.seen = inner, path, limit, codec, 0
+        self.name_ = display_name(path)
         self.ended = False  # zstd: the end was reached and the frames checked
 
     def readable(self) -> bool:
@@ -141,7 +152,7 @@ class _Capped(io.RawIOBase):
 
     def _check_frames(self) -> None:
         try:
-            with open(self.name_, "rb") as raw:
+            with open(self.path, "rb") as raw:
                 check_frames(raw)
         except (FrameError, OSError) as exc:
             raise InputError(
@@ -159,12 +170,16 @@ def open_stream(path: Path, limit: int = MAX_INPUT_BYTES) -> IO[bytes]:
     raw: Any  # GzipFile, zstd stream reader or file: all closed by the returned stream
     if kind == "gzip":
         raw = gzip.open(path, "rb")  # noqa: SIM115 - closed by the returned stream
+    elif kind == "xz":
+        raw = lzma.open(path, "rb")  # noqa: SIM115 - closed by the returned stream
+    elif kind == "bzip2":
+        raw = bz2.open(path, "rb")  # noqa: SIM115 - closed by the returned stream
     elif kind == "zstd":
         try:
             import zstandard
         except ImportError as exc:
             raise InputError(
-                f"{path}: zstd-compressed, and `zstandard` is not installed",
+                f"{display_name(path)}: zstd-compressed, and `zstandard` is not installed",
                 kind="zstd_unsupported",
             ) from exc
         raw = zstandard.ZstdDecompressor().stream_reader(
@@ -173,10 +188,15 @@ def open_stream(path: Path, limit: int = MAX_INPUT_BYTES) -> IO[bytes]:
     else:
         plain = path.open("rb")
         if os.fstat(plain.fileno()).st_size <= limit:
-            return plain  # the size is known: no need to count bytes on the way
+            return without_bom(
+                plain, display_name(path)
+            )  # the size is known: no need to count bytes
         plain.close()
-        raise InputError(f"{path}: more than {limit:,} bytes: refused", kind="too_large")
-    return io.BufferedReader(_Capped(raw, str(path), limit, kind), buffer_size=1 << 20)
+        raise InputError(
+            f"{display_name(path)}: more than {limit:,} bytes: refused", kind="too_large"
+        )
+    capped = io.BufferedReader(_Capped(raw, path, limit, kind), buffer_size=1 << 20)
+    return without_bom(capped, display_name(path))
 
 
 def nesting_depth(value: Any, limit: int = MAX_DEPTH) -> int:
@@ -217,13 +237,19 @@ def parse_json(text: str | bytes, where: str) -> Any:
             f"{where}: JSON nested more than {MAX_DEPTH} levels deep: refused",
             kind="nesting_too_deep",
         )
-    if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else "") and _lone_surrogate(value):
+    if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else ""):
+        check_value(value, where)
+    return value
+
+
+def check_value(value: Any, where: str) -> None:
+    """Refuse a value holding a string Arrow cannot store (a lone surrogate)."""
+    if _lone_surrogate(value):
         raise InputError(
             f"{where}: a string holds a lone UTF-16 surrogate (a \\udXXX escape without its "
             "pair), which is not Unicode text",
             kind="encoding",
         )
-    return value
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

@@ -30,6 +30,7 @@ from builder.ingest.expand import InputSpec, expand, tasks
 from builder.ingest.formats.source import Source
 from builder.ingest.summary import IngestSummary, format_summary, watched_lines, write_summary
 from builder.ingest.task import load_source, process_task, task_prefix
+from builder.scrub.settings import ScrubSettings
 from builder.steps.pairing import EligibilityRules
 from builder.storage.parquet_shards import ShardWriter
 from schemas.quarantine import QUARANTINE_SCHEMA
@@ -94,7 +95,8 @@ def _dedup_across_tasks(results: list[tuple[int, IngestSummary]], out_dir: Path)
 
 
 TaskRunner = Callable[
-    [Iterable[InputSpec], Path, EligibilityRules], Iterable[tuple[int, IngestSummary]]
+    [Iterable[InputSpec], Path, EligibilityRules, ScrubSettings],
+    Iterable[tuple[int, IngestSummary]],
 ]
 """Runs `process_task` over `tasks(specs)`, yielding (task id, summary) in any order."""
 
@@ -106,16 +108,19 @@ def run_ingest(
     rules: EligibilityRules | None = None,
     workers: int | None = None,
     runner: TaskRunner | None = None,
+    scrub: ScrubSettings | None = None,
 ) -> IngestSummary:
     """Ingest every input into OUT/{trajectories,steps,quarantine}/ with `workers` processes,
-    or with `runner` (the Ray engine runs the same tasks as Ray tasks)."""
+    or with `runner` (the Ray engine runs the same tasks as Ray tasks); the tables are
+    scrubbed unless `scrub` says otherwise."""
     rules = rules or EligibilityRules()
+    scrub = scrub or ScrubSettings()
     workers = workers or min(2, os.cpu_count() or 1)
     clear_tables(out_dir)
     if runner is None:
-        results = list(_run_tasks(specs, out_dir, rules, workers))
+        results = list(_run_tasks(specs, out_dir, rules, workers, scrub))
     else:
-        results = list(runner(specs, out_dir, rules))
+        results = list(runner(specs, out_dir, rules, scrub))
     summary = _dedup_across_tasks(results, out_dir)
     write_summary(summary, out_dir / SUMMARY_FILE)
     excluded = summary.total.excluded
@@ -142,7 +147,11 @@ def _warm_before_fork() -> None:
 
 
 def _run_tasks(
-    specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules, workers: int
+    specs: Iterable[InputSpec],
+    out_dir: Path,
+    rules: EligibilityRules,
+    workers: int,
+    scrub: ScrubSettings,
 ) -> Iterator[tuple[int, IngestSummary]]:
     groups = tasks(specs)
     head = list(itertools.islice(groups, 2))
@@ -150,14 +159,13 @@ def _run_tasks(
         # One task: a pool would only add forked workers that import the adapters again
         # (~0.1 s of CPU on small inputs) to run it in one of them.
         for task_id, group in enumerate(itertools.chain(head, groups)):
-            yield task_id, process_task(task_id, group, out_dir, rules)
+            yield task_id, process_task(task_id, group, out_dir, rules, scrub)
         return
     _warm_before_fork()
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        yield from _submitted(
-            pool, workers, enumerate(itertools.chain(head, groups)), out_dir, rules
-        )
+        numbered = enumerate(itertools.chain(head, groups))
+        yield from _submitted(pool, workers, numbered, out_dir, rules, scrub)
 
 
 def executor_tasks(
@@ -172,10 +180,10 @@ def executor_tasks(
     picklable function that calls it."""
 
     def run(
-        specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules
+        specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules, scrub: ScrubSettings
     ) -> Iterator[tuple[int, IngestSummary]]:
         numbered = enumerate(tasks(specs))
-        yield from _submitted(pool, workers, numbered, out_dir, rules, while_waiting, task)
+        yield from _submitted(pool, workers, numbered, out_dir, rules, scrub, while_waiting, task)
 
     return run
 
@@ -186,6 +194,7 @@ def _submitted(
     numbered: Iterable[tuple[int, list[tuple[Source, str | None]]]],
     out_dir: Path,
     rules: EligibilityRules,
+    scrub: ScrubSettings,
     while_waiting: Callable[[], None] = lambda: None,
     task: Callable[..., IngestSummary] = process_task,
 ) -> Iterator[tuple[int, IngestSummary]]:
@@ -194,7 +203,7 @@ def _submitted(
     pending: dict[Future[IngestSummary], int] = {}
     waited = False
     for task_id, group in numbered:
-        pending[pool.submit(task, task_id, group, out_dir, rules)] = task_id
+        pending[pool.submit(task, task_id, group, out_dir, rules, scrub)] = task_id
         if len(pending) >= workers * 2:
             if not waited:
                 waited = True

@@ -9,6 +9,7 @@ cause, and a source that yields nothing gets a row saying so.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import itertools
 import logging
 from collections.abc import Iterator
@@ -22,8 +23,12 @@ from builder.ingest.formats import detect, get_adapter
 from builder.ingest.formats.base import FormatAdapter, quarantine
 from builder.ingest.formats.source import Source
 from builder.ingest.instances import instance_id_of, watched_sets_of
+from builder.ingest.names import safe_text
+from builder.ingest.scrubbing import IngestScrubber
 from builder.ingest.storable import misfit
 from builder.ingest.summary import FormatCounts, IngestSummary
+from builder.ingest.units import units
+from builder.scrub.settings import ScrubSettings
 from builder.steps.pairing import EligibilityRules, build_steps
 from builder.storage.parquet_shards import ShardWriter
 from schemas.quarantine import QUARANTINE_SCHEMA, QuarantineRecord
@@ -83,10 +88,10 @@ def diagnose(source: Source, error: InputError) -> InputError:
         if not source.is_jsonl:
             source.document()
         else:
-            head = itertools.islice(source.lines(), DIAGNOSE_LINES)
+            head = list(itertools.islice(source.lines(), DIAGNOSE_LINES))
             bad = [v for _, v in head if isinstance(v, InputError)]
-            if bad and all(b.kind == bad[0].kind for b in bad) and bad[0].kind != "invalid_json":
-                return bad[0]  # e.g. every line nested too deep
+            if bad and len(bad) == len(head):
+                return bad[0]  # no line parsed: name the first bad one and its cause
     except InputError as exc:
         return exc
     except OSError as exc:
@@ -147,14 +152,18 @@ def process_task(
     group: list[tuple[Source, str | None]],
     out_dir: Path,
     rules: EligibilityRules,
+    scrub: ScrubSettings = ScrubSettings(),  # noqa: B008 - frozen
 ) -> IngestSummary:
     """Ingest one group of sources into shards named after the task (deterministic, resumable).
 
     Within the task the first copy of a trajectory is kept (`builder.ingest.dedup`); the kept ones
-    are listed in `summary.copies` for the parent's cross-task pass.
+    are listed in `summary.copies` for the parent's cross-task pass. With `scrub.ingest_scrubs`
+    every trajectory is written scrubbed, and its steps are built from the scrubbed record
+    (`builder.ingest.scrubbing`), so no table holds a raw secret.
     """
     summary = IngestSummary()
     registry = Registry()
+    scrubbing = IngestScrubber.start(scrub)
     prefix = task_prefix(task_id)
     with (
         ShardWriter(out_dir / "trajectories", TRAJECTORY_SCHEMA, prefix) as trajectories,
@@ -163,6 +172,7 @@ def process_task(
     ):
 
         def reject(record: QuarantineRecord, fmt: str) -> None:
+            record = scrubbing.quarantine(_safe(record))
             log.warning(
                 "quarantined %s [%s]: %s", record.source_path, record.error_kind, record.message
             )
@@ -173,14 +183,20 @@ def process_task(
                 counts.quarantined += 1
             quarantined.add(record)
 
-        for source, forced in group:
+        def report(record: QuarantineRecord) -> None:
+            reject(record, record.source_format or "unknown")
+
+        for source, forced in units(group, report, summary.pass_over):
             fmt, adapter, records = load_source(source, forced)
             counts = summary.counts(fmt)
-            counts.files += 1
-            summary.bytes_read += source_size(source) if source.is_file else 0
+            if not source.element:  # an array's elements count as one file
+                counts.files += 1
+                summary.bytes_read += source_size(source) if source.is_file else 0
             produced = 0
             for record in records:
                 produced += 1
+                if source.element is not None:
+                    record = dataclasses.replace(record, record_index=source.element)
                 if isinstance(record, QuarantineRecord):
                     reject(record, fmt)
                     continue
@@ -197,6 +213,7 @@ def process_task(
                     reject(duplicate, fmt)
                     continue
                 counts.trajectories += 1
+                record = scrubbing.trajectory(record)
                 trajectories.add(record)  # a huge record is written (and let go) right here
                 batch = list(build_steps(record, adapter, rules))
                 too_large = [
@@ -217,6 +234,7 @@ def process_task(
                 )  # fmt: skip
             if not produced:
                 reject(_nothing(source, fmt), fmt)
+    scrubbing.finish(summary)
     return summary
 
 
@@ -235,6 +253,15 @@ def excluded(
     for name in watched_sets_of(instance):
         summary.watched.setdefault(name, set()).add(instance)
     return False
+
+
+def _safe(record: QuarantineRecord) -> QuarantineRecord:
+    """The row with a name and message that can be stored and printed, whatever bytes the
+    file name or the error held."""
+    path, message = safe_text(record.source_path), safe_text(record.message)
+    if path == record.source_path and message == record.message:
+        return record
+    return dataclasses.replace(record, source_path=path, message=message)
 
 
 def oversized(

@@ -84,7 +84,7 @@ def _timing(plan: Plan, cfg: PipelineConfig, a: PlanAssumptions) -> None:
 
 
 def _jobs(cfg: PipelineConfig, ingest_dir: Path) -> tuple[list[StepJob], int]:
-    scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
+    scrub = ScrubSettings.of(cfg.scrub)
     jobs: list[StepJob] = []
     trajectories = 0
     for shard in plan_shards(ingest_dir, cfg.output.shard_size):

@@ -37,9 +37,9 @@ def finish_report(
     judged = sum(m.get("judge_requests", 0) for m in markers)
     control_sent = sum(m.get("control_requests", 0) for m in markers)
     exhaustive = sum(m.get("judge_requests_exhaustive", 0) for m in markers)
-    redactions: Counter[str] = Counter()
+    redactions: Counter[str] = Counter(_ingest_redactions(out_dir))  # tables scrubbed at ingest
     for m in markers:
-        redactions.update(m.get("redactions", {}))
+        redactions.update(m.get("redactions", {}))  # shards scrubbed as loaded (raw tables)
     usage = merge_usage(out_dir)
     dropped: Counter[str] = Counter()
     for m in markers:
@@ -151,3 +151,10 @@ def merge_usage(out_dir: Path) -> dict[str, Any]:
                         counter[label] = counter.get(label, 0) + number
                         total[label] = total.get(label, 0) + number
     return {"stages": stages, "total": total}
+
+
+def _ingest_redactions(out_dir: Path) -> dict[str, int]:
+    """What the ingest redacted, by kind (`ingest_summary.json`; empty for raw tables)."""
+    summary = read_json(out_dir / "ingest_summary.json")
+    found = summary.get("redactions") if isinstance(summary, dict) else None
+    return {k: v for k, v in found.items() if isinstance(v, int)} if isinstance(found, dict) else {}

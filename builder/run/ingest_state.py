@@ -15,6 +15,7 @@ from builder import __version__
 from builder.config import PipelineConfig
 from builder.ingest.parallel import InputSpec, format_summary, run_ingest
 from builder.run.shards import NAP_TABLES, read_json, write_json_atomic
+from builder.scrub.settings import ScrubSettings
 from builder.steps.pairing import EligibilityRules
 from builder.storage.inputs import localize_input
 from builder.storage.mirror import delete_remote, push_paths
@@ -24,12 +25,14 @@ log = logging.getLogger(__name__)
 
 
 def ingest_key(cfg: PipelineConfig) -> dict[str, object]:
-    """What an ingest depends on: the inputs, the eligibility rules, the instances excluded,
-    the builder version and the tables' schema version (a run folder ingested under an older
-    schema is re-ingested, its NAP tables discarded; cached model answers stay free)."""
+    """What an ingest depends on: the inputs, the eligibility rules, the scrub settings, the
+    instances excluded, the builder version and the tables' schema version (a run folder
+    ingested under an older schema is re-ingested, its NAP tables discarded; cached model
+    answers stay free)."""
     key: dict[str, object] = {
         "inputs": [i.model_dump() for i in cfg.inputs],
         "eligibility": cfg.eligibility.model_dump(),
+        "scrub": cfg.scrub.model_dump(),  # the tables are written scrubbed (or not)
         "builder": __version__,
         "schema": SCHEMA_VERSION,
     }
@@ -63,7 +66,7 @@ def ingest_into(
         cfg.eligibility.max_observation_chars,
         exclude_instances=cfg.exclude_instances.resolved(),
     )
-    summary = ingest(specs, out_dir, rules=rules)
+    summary = ingest(specs, out_dir, rules=rules, scrub=ScrubSettings.of(cfg.scrub))
     log.info("ingest summary:\n%s", format_summary(summary))
     write_json_atomic(ingest_marker(out_dir), ingest_key(cfg))
     # lazy: a local run folder (no store bound) is never walked

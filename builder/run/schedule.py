@@ -48,7 +48,7 @@ def prefetch_shards(
     done): they are loaded and scrubbed while this process builds its clients and starts its
     loop, instead of after (~40 ms before the first request on the bench job)."""
     todo, _ = pending_shards(out_dir, cfg.output.shard_size, digest)
-    scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
+    scrub = ScrubSettings.of(cfg.scrub)
     first = todo[: shard_width(cfg)]
     return {plan.shard_id: pool.submit(prepare_records, out_dir, plan, scrub) for plan in first}
 
@@ -95,7 +95,7 @@ async def run_shards(
     already (`prefetch_shards`), used once."""
     from builder.run.progress import RunProgress
 
-    scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
+    scrub = ScrubSettings.of(cfg.scrub)
     todo, skipped = pending_shards(out_dir, cfg.output.shard_size, digest)
     result.shards_total = len(todo) + skipped
     result.shards_skipped += skipped

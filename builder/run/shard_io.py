@@ -7,11 +7,11 @@ records they send back are plain dataclasses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from builder.run.shards import NAP_TABLES, ShardPlan, load_shard, marker_path, write_json_atomic
+from builder.scrub.settings import ScrubSettings
 from builder.storage.mirror import push_paths
 from builder.storage.parquet_shards import write_table_atomic
 from schemas.candidates import CANDIDATE_SCHEMA
@@ -36,28 +36,21 @@ SCHEMAS = {
 }
 
 
-@dataclass(frozen=True)
-class ScrubSettings:
-    enabled: bool = True
-    emails: bool = False
-
-
 def load_scrubbed(
     out_dir: Path, plan: ShardPlan, scrub: ScrubSettings
 ) -> tuple[dict[str, TrajectoryRecord], list[StepRecord], Scrubber | None]:
     """The shard's trajectories and eligible steps, credentials redacted before any text
-    reaches a model."""
+    reaches a model: by the ingest (the default), or here when the tables are kept raw."""
     trajectories, steps = load_shard(out_dir, plan)
+    if not scrub.load_scrubs:
+        return trajectories, steps, None
     from builder.scrub import Scrubber  # ~75 ms to import: only where shards are prepared
 
-    scrubber = Scrubber(emails=scrub.emails) if scrub.enabled else None
-    if scrubber is not None:
-        wanted = {s.trajectory_id for s in steps}
-        trajectories = {
-            k: scrubber.scrub_trajectory(t) for k, t in trajectories.items() if k in wanted
-        }
-        steps = [scrubber.scrub_step(s) for s in steps]
-        scrubber.forget()  # kept for its counts while the shard runs, not for its memo
+    scrubber = Scrubber(emails=scrub.emails)
+    wanted = {s.trajectory_id for s in steps}
+    trajectories = {k: scrubber.scrub_trajectory(t) for k, t in trajectories.items() if k in wanted}
+    steps = [scrubber.scrub_step(s) for s in steps]
+    scrubber.forget()  # kept for its counts while the shard runs, not for its memo
     return trajectories, steps, scrubber
 
 

@@ -85,14 +85,14 @@ def _import_shard_work() -> None:
     Scrubber().scrub(WARM_TEXT)  # compiles its patterns (~10 ms of the first shard's load)
 
 
-def ingest_then_warm(task_id: int, group: Any, out_dir: Path, rules: Any) -> Any:
+def ingest_then_warm(task_id: int, group: Any, out_dir: Path, rules: Any, scrub: Any) -> Any:
     """An ingest task (`builder.ingest.task.process_task`); then, in a thread of this worker
     while its summary goes back, the shard-work imports and, after the first task, the tables
     its first shard reads. So the worker that ingested is ready for the first shards too
     (`warm_shard_work` reaches only the idle one), and the ingest's end is not delayed."""
     from builder.ingest.task import process_task
 
-    summary = process_task(task_id, group, out_dir, rules)
+    summary = process_task(task_id, group, out_dir, rules, scrub)
     threading.Thread(
         target=_warm_after_ingest, args=(task_id, out_dir), name="nap-warm", daemon=True
     ).start()

@@ -139,6 +139,12 @@ def rules() -> list[Rule]:
             lower=True,
         ),
         Rule(
+            "session_cookie",
+            re.compile(r"_gitlab_session=([0-9a-f]{32})"),
+            group=1,
+            hints=("_gitlab_session=",),
+        ),
+        Rule(
             "netrc_password",
             re.compile(r"""machine\s+\S+\s+(?:login\s+\S+\s+)?password\s+([^\s'"\\]+)"""),
             group=1,

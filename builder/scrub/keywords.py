@@ -17,6 +17,7 @@ from collections.abc import Callable
 from detect_secrets.plugins.keyword import DENYLIST
 
 from builder.scrub.entropy import looks_random
+from builder.scrub.families import random_run
 from builder.scrub.rule import Rule, mixed, mixed_secret, password_value, secret_value
 
 _PASSWORDS = tuple(w for w in DENYLIST if "pass" in w or w in ("pwd", "contraseña", "contrasena"))
@@ -27,7 +28,7 @@ TOKEN_WORDS = (
 )  # fmt: skip
 HINTS = ("secret", "pass", "pwd", "token", "key", "credential", "contrase")
 ANCHOR = r"(?P<word>pass(?:word|wd|phrase)?|pwd|secret|key|token|credentials?|contrase[ñn]a)"
-UPPER_ANCHOR = r"(?P<word>PASS(?:WORD|WD|PHRASE)?|PWD|SECRET|KEY|TOKEN|CREDENTIALS?|AUTH)"
+UPPER_ANCHOR = r"(?P<word>PASS(?:WORD|WD|PHRASE)?|PWD|SECRET|KEY|TOKEN|CREDENTIALS?|AUTH|PAT)"
 
 
 def _alternation(words: tuple[str, ...]) -> str:
@@ -41,7 +42,7 @@ _TOKEN_END = re.compile(_alternation(TOKEN_WORDS) + "$")
 _ANY_WORD = re.compile(_alternation(PASSWORD_WORDS + TOKEN_WORDS))
 _ENV_WORD = re.compile(
     r"(?:^|_)" + _alternation(PASSWORD_WORDS + TOKEN_WORDS).upper()
-    + r"(?:_|$)|^(?:PGPASSWORD|REDISCLI_AUTH)$"
+    + r"(?:_|$)|^(?:PGPASSWORD|REDISCLI_AUTH)$|_PAT$"  # GITHUB_PAT, AZURE_DEVOPS_EXT_PAT
 )  # fmt: skip
 _ANCHOR = re.compile(ANCHOR)
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
@@ -93,8 +94,13 @@ def _containing_vet(subject: str, match: re.Match[str], value: str) -> bool:
 def _env_vet(subject: str, match: re.Match[str], value: str) -> bool:
     name = subject[name_before(subject, match.start("word"), _ENV_CHARS) : match.end("name")]
     if _ENV_WORD.search(name) is None:
-        return False
+        # `ALGOLIA_ADMIN_KEY=<32 hex>`: any `_KEY` name, when the value is a long random run
+        return name.endswith("_KEY") and len(value) >= 20 and _random_value(value)
     return secret_value(value) and not re.fullmatch(r"[A-Z][A-Z0-9_]*", value)
+
+
+def _random_value(value: str) -> bool:
+    return secret_value(value) and (random_run(value, hex_digests=True) or looks_random(value))
 
 
 def _long_mixed(n: int) -> Callable[[str], bool]:
@@ -116,7 +122,7 @@ def rules() -> list[Rule]:
             ),
             group=(3, 4, 5),  # 1 and 2 are the anchor and the rest of the name
             vet=_env_vet,
-            hints=HINTS,
+            hints=(*HINTS, "_pat"),
         ),
         # Code and JSON: `password = "literal"`, `"api_key": "literal"`.
         Rule(

@@ -8,7 +8,7 @@ name. The checks are pure functions of the value.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,10 @@ class Rule:
     # Rules sharing an anchor regex (their own regex starts with it) are only tried where the
     # anchor matched: one scan of the text for several rules.
     anchor: re.Pattern[str] | None = None
+    # Where a match may start, found more cheaply than by the regex scanning every position
+    # (the regex is then only tried there, with `match`): for rules whose regex has no
+    # literal to jump to, such as a family of prefixes.
+    starts: Callable[[str], Iterable[int]] | None = None
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         """The span of the replaced group; (-1, -1) when none of the groups took part."""
@@ -56,6 +60,12 @@ class Rule:
             if start >= 0:
                 return start, end
         return -1, -1
+
+
+def not_secret(value: str) -> bool:
+    """A value every rule lets be: a key public by design, or one vendors print in their
+    documentation (`AKIAIOSFODNN7EXAMPLE`): no issued credential spells EXAMPLE."""
+    return "EXAMPLE" in value or value.startswith(PUBLIC_PREFIXES)
 
 
 def follows_word(text: str, index: int) -> bool:
@@ -95,10 +105,16 @@ _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _METAVAR = re.compile(r"[A-Z][A-Z0-9_\-]*|[a-z]+|(?:[A-Z][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
 
 
+# Keys that are public by design (Stripe publishable keys, Mapbox public tokens).
+PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "pk.eyJ")
+
+
 def secret_value(value: str) -> bool:
     """An assigned value that is a literal secret, not a reference, placeholder, path or URL."""
     value = value.strip()
     if not value or value.lower() in PLACEHOLDER_VALUES or value[0] in "$%{<[(/.*~!|>&@`":
+        return False
+    if value.startswith(PUBLIC_PREFIXES):
         return False
     if "://" in value or "..." in value or "…" in value or _DOTTED_NAME.fullmatch(value):
         return False  # a URL, an elided example (`sk-...`), a dotted name

@@ -13,9 +13,17 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from builder.scrub import context, keys, keywords, token_formats
+from builder.scrub import (
+    auth_context,
+    context,
+    families,
+    keys,
+    keywords,
+    token_formats,
+    vendor_formats,
+)
 from builder.scrub.hints import HintIndex
-from builder.scrub.rule import PLACEHOLDER, Rule, follows_word
+from builder.scrub.rule import PLACEHOLDER, Rule, follows_word, not_secret
 from schemas.steps import Action, StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
 
@@ -32,9 +40,12 @@ EMAIL_RULE = Rule(
 DEFAULT_RULES: tuple[Rule, ...] = (
     *token_formats.library_rules(),
     *token_formats.own_rules(),
+    *vendor_formats.rules(),
     *keys.RULES,
     *context.rules(),
+    *auth_context.rules(),
     *keywords.rules(),
+    *families.rules(),
 )
 
 
@@ -77,11 +88,15 @@ class Scrubber:
             if rule.lower:
                 regex = rule.regex if same_length else self._ignorecase[rule.regex.pattern]
                 subject = lower if same_length else text
-            if rule.anchor is not None and subject is lower:
+            matches: Iterable[re.Match[str]]
+            if rule.starts is not None:
+                tried = (regex.match(subject, p) for p in sorted(set(rule.starts(subject))))
+                matches = (m for m in tried if m is not None)
+            elif rule.anchor is not None and subject is lower:
                 if rule.anchor.pattern not in anchored:
                     anchored[rule.anchor.pattern] = [m.start() for m in rule.anchor.finditer(lower)]
                 tried = (regex.match(lower, p) for p in anchored[rule.anchor.pattern])
-                matches: Iterable[re.Match[str]] = (m for m in tried if m is not None)
+                matches = (m for m in tried if m is not None)
             else:
                 matches = regex.finditer(subject)
             for m in matches:
@@ -90,6 +105,8 @@ class Scrubber:
                 start, end = rule.span(m)
                 value = text[start:end]
                 if not value or (rule.check is not None and not rule.check(value)):
+                    continue
+                if not_secret(value):
                     continue
                 if rule.vet is not None and not rule.vet(subject, m, value):
                     continue

@@ -120,11 +120,13 @@ def test_directory_walk_says_what_it_skips(tmp_path: Path) -> None:
     (tmp_path / "runs" / "again").symlink_to(tmp_path / "runs")  # a loop of links
     found = list(expand(InputSpec(str(tmp_path / "runs"))))
     assert [s.path.name for s in found] == ["a.traj.json.gz"]  # walked once
-    (empty,) = expand(InputSpec(str(tmp_path / "empty")))
+    passed, empty = expand(InputSpec(str(tmp_path / "empty")))
+    assert passed.options["passed_over"] == [str(tmp_path / "empty" / "notes.txt")]
     assert empty.options["error"].kind == "no_inputs"
     (nothing,) = expand(InputSpec(str(tmp_path / "none-*.json")))
     assert nothing.options["error"].kind == "no_match"
     assert is_trajectory_name("x.jsonl.zst") and not is_trajectory_name("x.txt.gz")
+    assert is_trajectory_name("x.jsonl.xz") and is_trajectory_name("dump.tar.gz")
 
 
 def test_a_source_that_yields_nothing_gets_a_row(tmp_path: Path) -> None:

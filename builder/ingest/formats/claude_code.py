@@ -3,8 +3,11 @@
 The main chain is the non-sidechain user/assistant records, ordered by walking `parentUuid`
 back from the last one (file order when no record has a `parentUuid`; across a lost line the
 walk goes on from the record logged before it); records left on abandoned branches are
-dropped and counted. Sub-agent records (`isSidechain`) become separate
-trajectories with `is_sidechain=True`, one per sub-agent (`agentId`, else the chain's root).
+dropped and counted. Records whose `parentUuid` links never reach the chain (a root of their
+own, or a parent that is in no line) are lost data, not branches: each conversation that
+has some gets a quarantine row (`unchained_records`) with the count. Sub-agent records
+(`isSidechain`) become separate trajectories with `is_sidechain=True`, one per sub-agent
+(`agentId`, else the chain's root).
 Records of one API message (same `message.id`) merge into one assistant message: text parts
 form the content, `tool_use` parts the tool calls; `thinking` parts are left out of the content
 (only counted in metadata: they are not replayable through an OpenAI-shape chat). Each
@@ -148,12 +151,23 @@ class ClaudeCodeAdapter(BaseAdapter):
         summaries = [r.get("summary") for r in records if r.get("type") == "summary"]
         for index, (agent, group) in enumerate(groups):
             try:
-                yield self._record(source, index, agent, group, by_uuid, summaries)
+                record = self._record(source, index, agent, group, by_uuid, summaries)
             except (RecordError, KeyError, TypeError, AttributeError, ValueError) as exc:
                 error = RecordError(
                     f"{source.name} conversation {index}: {type(exc).__name__}: {exc}"
                 )
                 yield quarantine(source, index, NAME, error)
+                continue
+            lost = _unchained(group, by_uuid)
+            yield record
+            if lost:
+                unchained = InputError(
+                    f"{source.name} conversation {index}: {lost} of {len(group)} records are "
+                    "not linked to the conversation by `parentUuid` (a root of their own, or a "
+                    "parent in no line) and were left out",
+                    kind="unchained_records",
+                )
+                yield quarantine(source, index, NAME, unchained)
 
     def _record(
         self,
@@ -204,6 +218,38 @@ class ClaudeCodeAdapter(BaseAdapter):
             is_sidechain=agent is not None,
             metadata=json.dumps(metadata, sort_keys=True, ensure_ascii=False),
         )
+
+
+def _unchained(group: list[Record], by_uuid: dict[str, Record]) -> int:
+    """How many of the group's records are off the chain without being on a branch of it:
+    following their parents never reaches a record of the chain."""
+    if not any(r.get("parentUuid") for r in group):
+        return 0  # file order: nothing was dropped
+    ordered, dropped = _order(group, by_uuid)
+    if not dropped:
+        return 0
+    on_chain = {r["uuid"] for r in ordered}
+    reaches: dict[str, bool] = {}
+    lost = 0
+    for start in group:
+        if start["uuid"] in on_chain:
+            continue
+        path: list[str] = []
+        current: Record | None = start
+        verdict = False
+        while current is not None:
+            uuid = current["uuid"]
+            if uuid in on_chain or uuid in reaches:
+                verdict = uuid in on_chain or reaches[uuid]
+                break
+            if uuid in path:  # a loop of parents
+                break
+            path.append(uuid)
+            parent = current.get("parentUuid") or current.get("logicalParentUuid")
+            current = by_uuid.get(parent) if isinstance(parent, str) else None
+        reaches.update(dict.fromkeys(path, verdict))
+        lost += not verdict
+    return lost
 
 
 def _sidechains(

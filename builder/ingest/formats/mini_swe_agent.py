@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.errors import RecordError
+from builder.ingest.file_reading import STREAM_SUFFIXES
 from builder.ingest.formats import grammars
 from builder.ingest.formats.base import (
     BaseAdapter,
@@ -34,6 +35,7 @@ from builder.ingest.formats.base import (
 )
 from builder.ingest.formats.chat_messages import parse_message, system_prompt, task_from_messages
 from builder.ingest.formats.source import Source
+from builder.ingest.names import safe_text
 from schemas.steps import Action
 from schemas.trajectories import Message, TrajectoryRecord
 
@@ -43,9 +45,10 @@ TRAJ_SUFFIXES = (".traj.json", ".traj", ".json")
 
 
 def native_id_from_path(path: Path) -> str:
-    """The run id a file name carries: `x.traj.json`, `x.traj.json.gz` -> `x`."""
-    name = path.name
-    for suffix in (".gz", ".gzip", ".zst", ".zstd"):
+    """The run id a file name carries: `x.traj.json`, `x.traj.json.gz` -> `x` (as safe text:
+    a file name may hold any bytes)."""
+    name = safe_text(path.name)
+    for suffix in STREAM_SUFFIXES:
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
             break

@@ -23,6 +23,7 @@ from builder.run.ray.shard_actor import ShardWorker, encode_plan
 from builder.run.result import RunResult
 from builder.run.schedule import STEPS_PER_SLOT, parallel_shards
 from builder.run.shards import pending_shards
+from builder.scrub.settings import ScrubSettings
 from builder.steps.pairing import EligibilityRules
 
 log = logging.getLogger(__name__)
@@ -31,23 +32,27 @@ LEASE_MARGIN_S = 10.0
 
 
 def ray_ingest(
-    specs: list[InputSpec], out_dir: Path, *, rules: EligibilityRules | None = None
+    specs: list[InputSpec],
+    out_dir: Path,
+    *,
+    rules: EligibilityRules | None = None,
+    scrub: ScrubSettings | None = None,
 ) -> IngestSummary:
     """`run_ingest` with its tasks run as Ray tasks (same files, same cross-task dedup)."""
-    return run_ingest(specs, out_dir, rules=rules, runner=ray_tasks)
+    return run_ingest(specs, out_dir, rules=rules, runner=ray_tasks, scrub=scrub)
 
 
 def ray_tasks(
-    specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules
+    specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules, scrub: ScrubSettings
 ) -> Iterator[tuple[int, IngestSummary]]:
     """Each ingest task as a Ray task; at most two per cluster CPU queued at once."""
     import ray
 
-    remote = ray.remote(num_cpus=1, max_retries=3)(process_task)
+    remote: Any = ray.remote(num_cpus=1, max_retries=3)(process_task)
     window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
     pending: dict[Any, int] = {}
     for task_id, group in enumerate(tasks(specs)):
-        pending[remote.remote(task_id, group, out_dir, rules)] = task_id
+        pending[remote.remote(task_id, group, out_dir, rules, scrub)] = task_id
         if len(pending) >= window:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:

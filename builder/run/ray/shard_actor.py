@@ -77,7 +77,7 @@ class ShardWorker:
         self.settings = settings
         self.coordinator = coordinator
         self.factory = clients_factory
-        self.scrub = ScrubSettings(cfg.scrub.enabled, cfg.scrub.emails)
+        self.scrub = ScrubSettings.of(cfg.scrub)
         self.steps_in_flight = steps_in_flight
         self.clients: Clients | None = None
         self.slots: asyncio.Semaphore | None = None
