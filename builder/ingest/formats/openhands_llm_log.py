@@ -171,7 +171,8 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
         ]
         native = is_native(messages)
         choices: Any = response.get("choices")
-        reply = choices[0].get("message") if isinstance(choices, list) and choices else None
+        first: Any = choices[0] if isinstance(choices, list) and choices else None
+        reply = first.get("message") if isinstance(first, dict) else None
         if isinstance(reply, dict):
             last = chat_message({**reply, "role": "assistant"}, f"{source.name} response")
             messages.append(reply_like(last, native))
@@ -187,7 +188,7 @@ class OpenHandsLLMLogAdapter(BaseAdapter):
             "timestamp": log.get("timestamp"),
             "latency_sec": log.get("latency_sec"),
             "response_included": isinstance(reply, dict),
-            "finish_reason": choices[0].get("finish_reason") if isinstance(reply, dict) else None,
+            "finish_reason": first.get("finish_reason") if isinstance(reply, dict) else None,
             "has_fncall_messages": "fncall_messages" in log,
             "messages_from": origin,
             "tool_call_form": "native" if native else "text",

@@ -180,3 +180,16 @@ def test_native_copy_beside_text_form_is_read(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     assert load(path).messages == load(LOG).messages
     assert json.loads(load(path).metadata)["messages_from"] == "raw_messages"
+
+
+def test_a_null_choice_is_read_as_a_log_without_its_response(tmp_path: Path) -> None:
+    """`"choices": [null]` (found by the fuzz test): the context is kept, the response left
+    out, and nothing raises."""
+    raw = json.loads(LOG.read_text())
+    raw["response"]["choices"] = [None]
+    path = tmp_path / LOG.name
+    path.write_text(json.dumps(raw))
+    [traj] = list(ADAPTER.load(Source(path)))
+    assert isinstance(traj, TrajectoryRecord)
+    assert len(traj.messages) == len(raw["messages"])
+    assert json.loads(traj.metadata or "{}")["response_included"] is False
