@@ -76,7 +76,9 @@ def _git(mirror: Path, *args: str) -> str:
 
 def base_commit(mirror: Path, submission: str) -> str | None:
     """The commit that introduced the pre-image of the first file the submission changes."""
-    for path, pre in re.findall(r"^diff --git a/(\S+) b/\S+\nindex ([0-9a-f]+)\.\.", submission, re.M):
+    for path, pre in re.findall(
+        r"^diff --git a/(\S+) b/\S+\nindex ([0-9a-f]+)\.\.", submission, re.M
+    ):
         if set(pre) == {"0"}:
             continue
         log = _git(mirror, "log", "--all", "--format=C %H", "--raw", "--abbrev=40",
@@ -227,7 +229,9 @@ def main() -> None:
     verdicts: Counter[str] = Counter()
     bases: dict[str, str | None] = {}
     for row in rows:
-        match = re.search(r":(swebench_results/\S+?/trajs/([a-zA-Z-]+?)__\S+?\.traj\.json)#", row["source"])
+        match = re.search(
+            r":(swebench_results/\S+?/trajs/([a-zA-Z-]+?)__\S+?\.traj\.json)#", row["source"]
+        )
         if not match or match.group(2) not in REPOS or "command" not in row["a"]:
             continue
         ka, kb = kind_of(row["a"]["command"]), kind_of(row["b"]["command"])
@@ -248,8 +252,15 @@ def main() -> None:
         verdict, why = judge(x, y)
         verdicts[f"{ka}:{verdict}"] += 1
         results.append(
-            {"key": row["key"], "repo": REPOS[match.group(2)], "commit": base,
-             "verdict": verdict, "why": why, "a": x, "b": y}  # fmt: skip
+            {
+                "key": row["key"],
+                "repo": REPOS[match.group(2)],
+                "commit": base,
+                "verdict": verdict,
+                "why": why,
+                "a": x,
+                "b": y,
+            }
         )
         print(f"{row['key']} {row['category']:<9} {verdict or '-':<10} {why}", flush=True)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)

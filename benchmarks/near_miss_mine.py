@@ -36,7 +36,6 @@ from near_miss_sources import materialise  # noqa: E402
 from builder.calibrate import action_spec  # noqa: E402
 from builder.errors import UnknownFormatError  # noqa: E402
 from builder.ingest.formats import detect  # noqa: E402
-from builder.ingest.formats.base import SHELL_TOOLS  # noqa: E402
 from builder.ingest.formats.source import Source  # noqa: E402
 from builder.similarity.bashparse import parse_script  # noqa: E402
 from builder.similarity.labelled import split_of  # noqa: E402
@@ -177,8 +176,7 @@ def mine(mirrors: Path, cache: Path, window: int, min_ratio: float, max_chars: i
                         "a": a,
                         "b": b,
                         "category": cat_a if cat_a == cat_b else "mixed",
-                        "source": f"{label}#{traj.native_id or traj.trajectory_id}"
-                        f"/m{mi}-m{mj}",
+                        "source": f"{label}#{traj.native_id or traj.trajectory_id}/m{mi}-m{mj}",
                         "ratio": round(ratio, 3),
                         "split": split_of(a, b),
                         "key": key[:16],
@@ -248,7 +246,25 @@ def sample(rows: list[dict], per_trajectory: int) -> list[dict]:
                 picked.append(row)
                 share -= 1
         out.extend(picked)
+    out.extend(closest(rows, out, per_trajectory))
     return sorted(out, key=lambda r: (r["category"], r["key"]))
+
+
+def closest(rows: list[dict], picked: list[dict], per_trajectory: int) -> list[dict]:
+    """Every other pair whose sides differ only in punctuation, quoting, spacing or order
+    (closeness 0), at most `per_trajectory` a trajectory: the hardest near misses, and most
+    of the real "same" ones, which the category quotas alone would sample too thinly."""
+    keys = {row["key"] for row in picked}
+    taken: Counter[str] = Counter()
+    out = []
+    for row in sorted(rows, key=lambda r: r["key"]):
+        traj = row["source"].rsplit("/m", 1)[0]
+        if row["key"] in keys or closeness(row["a"], row["b"]) != 0:
+            continue
+        if taken[traj] < per_trajectory:
+            taken[traj] += 1
+            out.append(row)
+    return out
 
 
 def main() -> None:

@@ -114,9 +114,19 @@ def _view(args: argparse.Namespace) -> int:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from builder.calibrate import calibrate
+    from builder.config import load_config
+    from builder.config.stages import GateConfig
 
+    theta, source = GateConfig().threshold, "the default gate.threshold"
+    if args.config:
+        theta, source = load_config(Path(args.config), []).gate.threshold, args.config
     text = calibrate(
-        Path(args.pairs), args.similarity, split=args.split, min_precision=args.min_precision
+        Path(args.pairs),
+        args.similarity,
+        split=args.split,
+        min_precision=args.min_precision,
+        pipeline_theta=theta,
+        pipeline_source=source,
     )
     print(text)
     return 0
@@ -231,6 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--split", help="only pairs of this split (e.g. holdout)")
     cal.add_argument(
         "--min-precision", type=float, default=0.98, help="floor on precision of 'same'"
+    )
+    cal.add_argument(
+        "--config", help="a pipeline YAML whose gate.threshold to report (default: the default)"
     )
     cal.set_defaults(func=_calibrate)
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from builder.llm.settled import gather_settled
 from builder.nap.agent import sample_actions
 from builder.nap.control import REUSED, control_row, reused_control_input
-from builder.nap.gate import aggregate, passes
+from builder.nap.gate import verdict
 from builder.nap.types import Completer, JudgeOne, NapSettings, Similarity, StepJob
 from schemas.candidates import CandidateRecord
 from schemas.judgements import CONTROL_INDEX, JudgementRecord
@@ -76,8 +76,8 @@ def _verdict(
     similarity: Similarity,
 ) -> JudgementRecord:
     sims = [similarity(action, ref) for ref in references] if action is not None else []
-    score = aggregate(sims, settings.aggregate, settings.top_k)
-    ok = action is not None and passes(score, settings.threshold)
+    score, ok = verdict(sims, settings.gate_rule)
+    ok = ok and action is not None
     return JudgementRecord(
         job.step.trajectory_id,
         job.step.step_index,

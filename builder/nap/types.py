@@ -9,7 +9,7 @@ from typing import Protocol
 from builder.ingest.formats.base import FormatAdapter
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
 from builder.nap.control import control_mode
-from builder.nap.gate import Aggregate
+from builder.nap.gate import Aggregate, GateRule
 from schemas.candidates import CandidateRecord
 from schemas.judgements import JudgementRecord
 from schemas.preferences import PreferenceRecord
@@ -32,7 +32,8 @@ class Completer(Protocol):
 
 @dataclass(frozen=True)
 class NapSettings:
-    """Every NAP choice, with the reference pipeline's values as defaults (DESIGN.md §1)."""
+    """Every NAP choice; defaults are the sampled-reference pipeline's (the reference
+    pipeline's sampling, DESIGN.md §1, with the `agree` gate of `builder.nap.gate`)."""
 
     teacher_samples: int = 8
     teacher_temperature: float = 1.0
@@ -46,9 +47,11 @@ class NapSettings:
     agent_max_tokens: int = 512
     format_retries: int = 2
     similarity: str = "semantic"
-    aggregate: Aggregate = "mean_top_k"
+    aggregate: Aggregate = "agree"
     top_k: int = 3
-    threshold: float = 0.65
+    threshold: float = 0.75
+    min_agree: int = 2
+    min_references: int = 4
     max_per_step: int = 4
     fallback: str = "drop"  # drop | unchanged
     exhaustive: bool = False
@@ -59,6 +62,24 @@ class NapSettings:
     likelihood_threshold: float = 0.5
     control: str = "auto"  # auto | judged
     control_floor: float = 0.5
+
+    @property
+    def gate_rule(self) -> GateRule:
+        """The generate-mode verdict rule (θ on the action similarity)."""
+        return GateRule(
+            self.aggregate, self.threshold, self.top_k, self.min_agree, self.min_references
+        )
+
+    @property
+    def likelihood_rule(self) -> GateRule:
+        """The likelihood-mode verdict rule (θ on min(1, exp(d)))."""
+        return GateRule(
+            self.aggregate,
+            self.likelihood_threshold,
+            self.top_k,
+            self.min_agree,
+            self.min_references,
+        )
 
     @property
     def control_mode(self) -> str:

@@ -86,7 +86,10 @@ def gate_section(settings: NapSettings) -> dict[str, Any]:
         }
     else:
         section |= {"similarity": settings.similarity, "threshold": settings.threshold}
-    return section | {"aggregate": settings.aggregate, "top_k": settings.top_k}
+    section |= {"aggregate": settings.aggregate, "top_k": settings.top_k}
+    if settings.aggregate == "agree":
+        section |= {"min_agree": settings.min_agree, "min_references": settings.min_references}
+    return section
 
 
 def intent_of(command: str | None) -> str:

@@ -90,7 +90,15 @@ def test_heredoc_content_decides_between_writes_to_the_same_file() -> None:
 def test_submit_versus_anything_else_is_zero() -> None:
     submit = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
     assert sem(submit, "git add -A && git diff --cached") == 0.0
-    assert sem(submit, "echo MINI_SWE_AGENT_FINAL_OUTPUT") == 1.0
+    # the marker alone submits no diff: another submission (issue 26, class 7)
+    assert sem(submit, "echo MINI_SWE_AGENT_FINAL_OUTPUT") == 0.0
+    assert (
+        sem(
+            submit,
+            submit.replace("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT"),
+        )
+        == 1.0
+    )
     assert semantic(tool_call_action("submit", {}), sh("submit")) == 1.0
     assert semantic(tool_call_action("finish", {}), ed(command="view", path="a.py")) == 0.0
 
@@ -110,7 +118,8 @@ def test_decisive_mismatches_are_capped() -> None:
 
 def test_multi_command_lines_are_aligned() -> None:
     assert sem("cd /testbed && python a.py && echo done", "python a.py") == 1.0
-    assert sem("python a.py", "python a.py && python b.py") == pytest.approx(0.5)
+    # every command must match: an extra one is another action, not half of the same one
+    assert sem("python a.py", "python a.py && python b.py") == 0.0
 
 
 def test_editor_calls_compare_field_wise() -> None:
@@ -158,7 +167,9 @@ def test_real_trajectory_commands_parse_and_match_themselves() -> None:
     actions = [sh(c) for c in commands]
     for action in actions:
         assert semantic(action, action) == 1.0
-    assert semantic(actions[-1], sh("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")) == 1.0
+        assert semantic(sh(action.command + " "), action) == 1.0
+    assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in (actions[-1].command or "")
+    assert semantic(actions[-1], sh("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")) == 0.0
     assert semantic(actions[0], actions[-1]) == 0.0
 
 

@@ -337,5 +337,7 @@ def test_mini_swe_agent_format_errors_in_a_real_run(tmp_path: Path) -> None:
     assert len(steps) == len(raw) == len(_raw_mini_steps(MINI_FILES[0])) + 2
     reasons = [s.ineligible_reason for s in steps]
     assert reasons[1:4] == ["next_action_rejected", "multiple_actions", "no_action"]
-    assert steps[1].next_action is not None and steps[1].next_action.command == "ls"
+    assert (
+        steps[1].next_action is not None and steps[1].next_action.command == "ls && pwd"
+    )  # the whole turn
     assert [r for _, _, r in raw][1:4] == [True, True, False]
