@@ -9,6 +9,7 @@ SWE-agent edits one step apart). A turn of several calls is the sequence of thei
 
 from __future__ import annotations
 
+import ast
 import json
 from functools import lru_cache
 from typing import Any
@@ -52,8 +53,62 @@ def tool_units(tool: str, arguments: str) -> tuple[Unit, ...]:
     if unit is not None:
         return (unit,)
     if tool in ("execute_ipython_cell", "ipython"):
-        return (Unit("python", ("python", "ipython", python_key(str(args.get("code", "")), True))),)
+        code = str(args.get("code", ""))
+        skill = agent_skill(code)
+        return (
+            (skill,) if skill else (Unit("python", ("python", "ipython", python_key(code, True))),)
+        )
     return (Unit("tool", ("tool", tool, canonical_json(canonical_arguments(arguments)))),)
+
+
+# OpenHands v0's file skills, called from its IPython tool: (name, argument names)
+_SKILLS = {
+    "open_file": ("path", "line_number", "context_lines"),
+    "edit_file_by_replace": ("file_name", "to_replace", "new_content"),
+    "insert_content_at_line": ("file_name", "line_number", "content"),
+    "append_file": ("file_name", "content"),
+}
+
+
+def agent_skill(code: str) -> Unit | None:
+    """A cell that is one call of an OpenHands file skill with literal arguments, as the
+    editor unit it is (`edit_file_by_replace(f, old, new)` is a str_replace of f)."""
+    try:
+        tree = ast.parse(code.strip())
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return None
+    call = tree.body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    names = _SKILLS.get(call.func.id)
+    try:
+        values = [ast.literal_eval(a) for a in call.args]
+        values += [None] * (len(names or ()) - len(values))
+        args = dict(zip(names or (), values, strict=True))
+        args |= {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    if names is None:
+        return None
+    return _skill_unit(call.func.id, args)
+
+
+def _skill_unit(name: str, args: dict[str, Any]) -> Unit:
+    path = resolve(str(args.get("path") or args.get("file_name") or ""), None)
+    if name == "open_file":
+        line = to_int(args.get("line_number")) or 1
+        span = to_int(args.get("context_lines")) or 100
+        start = max(1, line - span // 2) if line > 1 else 1
+        return Unit("read", read_key((path,)), (LineRange(start, start + span - 1),))
+    if name == "edit_file_by_replace":
+        old, new = _text(args.get("to_replace"), path), _text(args.get("new_content"), path)
+        return Unit("edit", ("edit", "str_replace", path, old, new))
+    if name == "insert_content_at_line":
+        at = to_int(args.get("line_number"))
+        return Unit("edit", ("edit", "insert", path, at, _text(args.get("content"), path)))
+    return Unit("edit", ("edit", "append", path, _text(args.get("content"), path)))
 
 
 def _path(args: dict[str, Any]) -> str:

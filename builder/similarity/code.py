@@ -22,6 +22,9 @@ from functools import lru_cache
 from builder.similarity.heredocs import clean_body
 
 _PY_SUFFIXES = (".py", ".pyi")
+# JavaScript inserts a missing semicolon at a line end (automatic semicolon insertion): the
+# same App.tsx edit with and without them is one change (OpenHands resolver run, pr-viewer#1)
+_JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
 # a shell word in an unquoted heredoc: `\\`, `\$`, `` \` `` lose their backslash, `\`+newline joins
 _HEREDOC_ESCAPE = re.compile(r"\\([\\$`])|\\\n")
 
@@ -105,7 +108,11 @@ def content_key(text: str, path: str | None = None) -> str:
 def fragment_key(text: str, path: str | None = None) -> str:
     """A piece of a file (an edit's old or new text): for Python files its tokens, with
     string literals by value and comments dropped, so `'PixelData'` and `"PixelData"` agree
-    while every operator, name and indentation level still counts; else `text_key`."""
+    while every operator, name and indentation level still counts; for JavaScript and
+    TypeScript its lines without a closing semicolon; else `text_key`."""
+    if path is not None and path.endswith(_JS_SUFFIXES):
+        lines = [line.rstrip().removesuffix(";").rstrip() for line in text.split("\n")]
+        return "js:" + text_key("\n".join(lines))
     if path is None or not path.endswith(_PY_SUFFIXES):
         return "text:" + text_key(text)
     try:

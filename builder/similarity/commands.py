@@ -31,7 +31,7 @@ Key = tuple
 COSMETIC: dict[str, frozenset[str]] = {
     name: frozenset(flags.split())
     for name, flags in {
-        "python": "-u -B",
+        "python": "-u -B",  # -u counts when stdout goes into a file (`_python`)
         "pytest": "-v -vv -vvv --verbose -q -qq --quiet --no-header -p=no:cacheprovider "
         "--color=yes --color=no",
         "runtests": "-v --parallel --noinput",
@@ -131,7 +131,10 @@ def flags_of(
 
 
 def _python(cmd: SimpleCommand) -> Key:
-    """Interpreter options end at `-c CODE`, `-m MODULE`, a script or `-`; the rest is argv."""
+    """Interpreter options end at `-c CODE`, `-m MODULE`, a script or `-`; the rest is argv.
+    `-u` (unbuffered) shows the same output on the screen, but not in a file: a process
+    killed while its output is buffered leaves the file without it (django-13809,
+    `python -u manage.py runserver > out.txt 2>&1 &` then `kill`)."""
     args = list(cmd.args)
     options: list[str] = []
     while args and args[0].startswith("-") and args[0] not in ("-", "-c", "-m"):
@@ -139,7 +142,7 @@ def _python(cmd: SimpleCommand) -> Key:
         if option in ("-W", "-X") and args:
             option += "=" + args.pop(0)
         options.append(option)
-    opts = frozenset(options) - COSMETIC["python"]
+    opts = frozenset(options) - (COSMETIC["python"] if stdout_target(cmd) is None else frozenset())
     if args[:1] == ["-c"] and len(args) > 1:
         return ("python", "code", python_key(args[1], True), opts, paths(args[2:], cmd.cwd))
     if args[:1] == ["-m"] and len(args) > 1:
@@ -148,7 +151,8 @@ def _python(cmd: SimpleCommand) -> Key:
             return _pytest(rest, cmd.cwd, opts)
         if module == "pip" and not opts:  # `python -m pip install -e .` is `pip install -e .`
             return _generic(replace(cmd, name="pip", args=rest), "pip")
-        return ("run", "-m", module, opts, paths(rest, cmd.cwd), cwd_key(cmd.cwd))
+        flags, positional = flags_of(module, rest, cmd.cwd)  # the module's own command line
+        return ("run", "-m", module, opts, flags, paths(positional, cmd.cwd), cwd_key(cmd.cwd))
     if args and args[0] != "-":
         script = resolve(args[0], cmd.cwd)
         if script.endswith("runtests.py"):
