@@ -12,12 +12,12 @@ if TYPE_CHECKING:
 
 
 def gate_counts(cfg: PipelineConfig) -> tuple[int, int]:
-    """(min_agree, min_references) with their defaults resolved: with one logged reference
-    it must agree (1, 1); with sampled references two must agree, out of at least half."""
-    logged = cfg.references.mode == "logged"
-    agree = cfg.gate.min_agree or (1 if logged else min(2, cfg.references.samples))
-    needed = cfg.gate.min_references or (1 if logged else -(-cfg.references.samples // 2))
-    return agree, max(needed, agree)
+    """(min_agree, min_references) the config's gate works with, defaults filled in."""
+    from builder.nap.gate import agree_counts
+
+    return agree_counts(
+        cfg.references.mode, cfg.references.samples, cfg.gate.min_agree, cfg.gate.min_references
+    )
 
 
 def nap_settings(cfg: PipelineConfig) -> NapSettings:
@@ -39,8 +39,8 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
         aggregate=cfg.gate.aggregate,
         top_k=cfg.gate.top_k,
         threshold=cfg.gate.threshold,
-        min_agree=gate_counts(cfg)[0],
-        min_references=gate_counts(cfg)[1],
+        min_agree=cfg.gate.min_agree,
+        min_references=cfg.gate.min_references,
         max_per_step=cfg.selection.max_per_step,
         fallback=cfg.selection.fallback,
         exhaustive=cfg.selection.exhaustive,

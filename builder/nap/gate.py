@@ -36,6 +36,18 @@ class GateRule:
     min_references: int = 4
 
 
+def agree_counts(
+    reference_mode: str, samples: int, min_agree: int | None, min_references: int | None
+) -> tuple[int, int]:
+    """(min_agree, min_references) with the defaults filled in: one logged reference must
+    agree (1, 1); of sampled references two must agree (one sample alone could be a fluke),
+    out of at least half of them."""
+    logged = reference_mode == "logged"
+    agree = min_agree or (1 if logged else min(2, samples))
+    needed = min_references or (1 if logged else -(-samples // 2))
+    return agree, max(needed, agree)
+
+
 def verdict(similarities: Sequence[float], rule: GateRule) -> tuple[float, bool]:
     """(score, passed) of a candidate whose similarities to the valid references these are."""
     if rule.how == "agree":

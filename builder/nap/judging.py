@@ -4,6 +4,7 @@ waves (early exit), and the step's control (the raw observation judged the same 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from builder.llm.settled import gather_settled
 from builder.nap.agent import sample_actions
@@ -113,6 +114,22 @@ async def judge(
     return await judge_waves(order, settings, one)
 
 
+def leave_one_out(settings: NapSettings) -> NapSettings:
+    """The gate for a reference sample judged against the other samples: one reference
+    fewer, so the counts of `agree` are those of n - 1 samples (explicit ones capped)."""
+    n = settings.reference_samples - 1
+
+    def capped(value: int | None) -> int | None:
+        return None if value is None else min(value, n)
+
+    return replace(
+        settings,
+        reference_samples=n,
+        min_agree=capped(settings.min_agree),
+        min_references=capped(settings.min_references),
+    )
+
+
 async def control_for(
     job: StepJob,
     agent: Completer,
@@ -135,7 +152,7 @@ async def control_for(
             sample.action,
             0,
             others,
-            settings,
+            leave_one_out(settings),
             similarity,
         )
         return control_row(row), 0

@@ -100,7 +100,7 @@ TOO_FEW_REFERENCES = "too_few_references"
 def _too_few(actions: list[Action], settings: NapSettings) -> bool:
     """Fewer valid references than the `agree` rule needs to say anything (its other
     aggregates judge on any number, as before)."""
-    return settings.aggregate == "agree" and len(actions) < settings.min_references
+    return settings.aggregate == "agree" and len(actions) < settings.agree_counts[1]
 
 
 async def process_step(
@@ -132,7 +132,7 @@ async def process_step(
             job.step.trajectory_id,
             job.step.step_index,
             len(actions),
-            settings.min_references,
+            settings.agree_counts[1],
         )
     else:
         if settings.gate_mode == "likelihood":

@@ -9,7 +9,7 @@ from typing import Protocol
 from builder.ingest.formats.base import FormatAdapter
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
 from builder.nap.control import control_mode
-from builder.nap.gate import Aggregate, GateRule
+from builder.nap.gate import Aggregate, GateRule, agree_counts
 from schemas.candidates import CandidateRecord
 from schemas.judgements import JudgementRecord
 from schemas.preferences import PreferenceRecord
@@ -50,8 +50,8 @@ class NapSettings:
     aggregate: Aggregate = "agree"
     top_k: int = 3
     threshold: float = 0.75
-    min_agree: int = 2
-    min_references: int = 4
+    min_agree: int | None = None  # None: from reference_mode and samples (`agree_counts`)
+    min_references: int | None = None
     max_per_step: int = 4
     fallback: str = "drop"  # drop | unchanged
     exhaustive: bool = False
@@ -64,22 +64,21 @@ class NapSettings:
     control_floor: float = 0.5
 
     @property
+    def agree_counts(self) -> tuple[int, int]:
+        """(min_agree, min_references) in force (`builder.nap.gate.agree_counts`)."""
+        return agree_counts(
+            self.reference_mode, self.reference_samples, self.min_agree, self.min_references
+        )
+
+    @property
     def gate_rule(self) -> GateRule:
         """The generate-mode verdict rule (θ on the action similarity)."""
-        return GateRule(
-            self.aggregate, self.threshold, self.top_k, self.min_agree, self.min_references
-        )
+        return GateRule(self.aggregate, self.threshold, self.top_k, *self.agree_counts)
 
     @property
     def likelihood_rule(self) -> GateRule:
         """The likelihood-mode verdict rule (θ on min(1, exp(d)))."""
-        return GateRule(
-            self.aggregate,
-            self.likelihood_threshold,
-            self.top_k,
-            self.min_agree,
-            self.min_references,
-        )
+        return GateRule(self.aggregate, self.likelihood_threshold, self.top_k, *self.agree_counts)
 
     @property
     def control_mode(self) -> str:

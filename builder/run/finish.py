@@ -88,7 +88,8 @@ def gate_section(settings: NapSettings) -> dict[str, Any]:
         section |= {"similarity": settings.similarity, "threshold": settings.threshold}
     section |= {"aggregate": settings.aggregate, "top_k": settings.top_k}
     if settings.aggregate == "agree":
-        section |= {"min_agree": settings.min_agree, "min_references": settings.min_references}
+        agree, needed = settings.agree_counts
+        section |= {"min_agree": agree, "min_references": needed}
     return section
 
 

@@ -188,7 +188,9 @@ def test_the_demo_card_has_every_item_a_reader_needs(tmp_path: Path) -> None:
         "**Agent**: `agent-m`",
         "**Gate mode**: `likelihood`",
         "**Similarity**: `semantic`",
-        "**Threshold**: `0.65`",
+        "**Threshold**: `0.75`",
+        "**Aggregate**: `agree`",
+        "**References that must agree**: `1`",
         "**References mode**: `logged`",
         "**Fallback when nothing passes**: `unchanged`",
     ):
