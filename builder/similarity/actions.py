@@ -18,10 +18,10 @@ from builder.ingest.formats.base import SHELL_TOOLS, TURN_TOOL, canonical_json, 
 from builder.similarity import intent as it
 from builder.similarity.canonical import Unit, read_key, shell_units
 from builder.similarity.code import content_key, fragment_key, python_key
-from builder.similarity.commands import submit_key
 from builder.similarity.normalize import canonical_arguments, resolve
 from builder.similarity.records import WHOLE, LineRange
 from builder.similarity.tools import EDITOR_TOOLS, to_int, view_range
+from builder.similarity.writes import submit_key
 from schemas.steps import Action
 
 # free text a submit tool carries beside what it submits (OpenHands `finish(message=...)`)
