@@ -205,3 +205,47 @@ def test_printing_the_marker_is_not_submitting_the_diff() -> None:
     full = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
     assert semantic(sh(full), sh("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")) == 0
     assert semantic(sh(full), sh(full.replace(" && ", " &&  "))) == 1.0
+
+
+# the same action, spelled differently: canonical forms the strictness must keep
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("cat a.py | grep -n 'def '", "grep -n 'def ' a.py"),  # the same lines reach grep
+        ("cat a.py | wc -l", "wc -l a.py"),
+        ("python3 -m pylint mytest.py -v -rn", "python3 -m pylint mytest.py -vrn"),  # pylint-6386
+        ("python -m pip install -e ./", "pip install -e ."),
+        ('find . -name "*.py" -path "*x*"', "find . -path '*x*' -name '*.py'"),
+        ("git log --oneline -5", "git log --oneline -n 5"),
+        ("cd /testbed && ls -F django/db/", "ls django/db"),
+        ("python -c 'print(1);print(2)'", "python3 - <<'EOF'\nprint(1)\nprint(2)\nEOF"),
+    ],
+)
+def test_canonical_spellings_of_one_action(a: str, b: str) -> None:
+    assert semantic(sh(a), sh(b)) == 1.0
+
+
+def test_a_piped_cat_of_another_file_stays_another_search() -> None:
+    assert semantic(sh("cat a.py | grep -n 'def '"), sh("grep -n 'def ' b.py")) == 0.0
+    assert semantic(sh("cat a.py b.py | grep x"), sh("grep x a.py")) == 0.0
+
+
+def test_openhands_file_skills_are_editor_calls() -> None:
+    """An IPython cell calling `edit_file_by_replace` (OpenHands v0 resolver run) is the
+    str_replace_editor call with the same file and texts."""
+    cell = tool_call_action(
+        "execute_ipython_cell",
+        {
+            "code": "edit_file_by_replace('/workspace/a.py', "
+            "to_replace='x = 1', new_content='x = 2')"
+        },
+    )
+    editor = tool_call_action(
+        "str_replace_editor",
+        {"command": "str_replace", "path": "/workspace/a.py", "old_str": "x = 1", "new_str": "x=2"},
+    )
+    assert semantic(cell, editor) == 1.0
+    other = editor.arguments.replace("x=2", "x=3")
+    assert semantic(cell, tool_call_action("str_replace_editor", other)) == 0.0

@@ -352,19 +352,21 @@ LINT = '{"command": "just lint 2>&1"}'
 FORMAT = '{"command": "just format 2>&1"}'
 
 
-def test_the_logged_next_action_is_the_whole_next_turn() -> None:
+def _first_step_before(turn: list[ToolCall]) -> StepRecord:
+    """The step of a `cargo build` call whose next turn is `turn` (Claude Code)."""
     messages = [
         Message("user", "port it"),
         Message("assistant", "", [ToolCall("c", "Bash", '{"command": "cargo build 2>&1"}')]),
         Message("tool", LONG, tool_call_id="c"),
-        Message("assistant", "", [ToolCall("d", "Bash", LINT), ToolCall("e", "Bash", FORMAT)]),
-        Message("tool", "ok", tool_call_id="d"),
-        Message("tool", "ok", tool_call_id="e"),
+        Message("assistant", "", turn),
+        *(Message("tool", "ok", tool_call_id=call.id) for call in turn),
     ]
-    steps = build_steps(
-        _traj(messages, "claude-code"), get_adapter("claude-code"), EligibilityRules()
-    )
-    step = next(iter(steps))
+    traj = _traj(messages, "claude-code")
+    return next(iter(build_steps(traj, get_adapter("claude-code"), EligibilityRules())))
+
+
+def test_the_logged_next_action_is_the_whole_next_turn() -> None:
+    step = _first_step_before([ToolCall("d", "Bash", LINT), ToolCall("e", "Bash", FORMAT)])
     assert step.next_action is not None
     assert step.next_action.command == "just lint 2>&1 && just format 2>&1"
 
@@ -378,16 +380,8 @@ def test_replaying_the_identical_turn_is_the_same_action_as_the_logged_one() -> 
     from builder.similarity.compare import semantic
 
     adapter = get_adapter("claude-code")
-    messages = [
-        Message("user", "port it"),
-        Message("assistant", "", [ToolCall("c", "Bash", '{"command": "cargo build 2>&1"}')]),
-        Message("tool", LONG, tool_call_id="c"),
-        Message("assistant", "", [ToolCall("d", "Bash", LINT), ToolCall("e", "Bash", FORMAT)]),
-        Message("tool", "ok", tool_call_id="d"),
-    ]
-    logged = next(
-        iter(build_steps(_traj(messages, "claude-code"), adapter, EligibilityRules()))
-    ).next_action
+    turn = [ToolCall("d", "Bash", LINT), ToolCall("e", "Bash", FORMAT)]
+    logged = _first_step_before(turn).next_action
     assert logged is not None
     whole = parse_reply(
         adapter, Completion("", (ToolCall("x", "Bash", LINT), ToolCall("y", "Bash", FORMAT)))
@@ -410,18 +404,8 @@ def test_a_turn_of_other_tools_is_one_action_of_all_its_calls() -> None:
         ToolCall("r1", "Read", '{"file_path": "/tmp/tmpw6sk2trg/src/math_utils.py"}'),
         ToolCall("r2", "Read", '{"file_path": "/tmp/tmpw6sk2trg/tests/test_math_utils.py"}'),
     )
-    messages = [
-        Message("user", "fix coverage"),
-        Message("assistant", "", [ToolCall("c", "Bash", '{"command": "just test 2>&1"}')]),
-        Message("tool", LONG, tool_call_id="c"),
-        Message("assistant", "", list(reads)),
-        Message("tool", "a", tool_call_id="r1"),
-        Message("tool", "b", tool_call_id="r2"),
-    ]
     adapter = get_adapter("claude-code")
-    logged = next(
-        iter(build_steps(_traj(messages, "claude-code"), adapter, EligibilityRules()))
-    ).next_action
+    logged = _first_step_before(list(reads)).next_action
     assert logged is not None and logged.tool == "tool_calls"
     assert [c["tool"] for c in json.loads(logged.arguments)["calls"]] == ["Read", "Read"]
     both = parse_reply(adapter, Completion("", reads))
