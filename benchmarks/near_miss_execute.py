@@ -1,7 +1,9 @@
 """Label near-miss pairs by running them (step 2 of the near-miss benchmark).
 
-Run: `python benchmarks/near_miss_execute.py [--mirrors /work/.mirror] [--out .bench/near_miss]`
-after `near_miss_mine.py`. Reads `sample.jsonl`, writes `executed.jsonl` (one row per pair it
+Run: `python benchmarks/near_miss_execute.py [--mirrors /work/.mirror] [--out .bench/near_miss]
+[--python PY]` after `near_miss_mine.py`; `PY` runs the `python -c` sides (the labels were
+made with a venv holding only mpmath 1.3.0, so SymPy imports; a missing module leaves a pair
+to the hand rules). Reads `sample.jsonl`, writes `executed.jsonl` (one row per pair it
 could run: both outputs and the verdict) and prints what it decided.
 
 Which pairs: those of a mini-swe-agent run whose repository this machine has as a git mirror
