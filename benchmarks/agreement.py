@@ -1,10 +1,11 @@
 """Agreement of each action similarity with the labelled pairs, and semantic speed.
 
-Run: `.venv/bin/python benchmarks/agreement.py [--threshold 0.65]`. Prints accuracy, precision
-and recall of "same" per similarity and split, then the held-out figures of `semantic` by
-category (read, search, edit, run, vcs, list, submit, editor, ...), and writes
+Run: `.venv/bin/python benchmarks/agreement.py [--threshold 0.75]`. For each table (the
+near-miss benchmark, tests/similarity/near_misses/pairs.jsonl, and the earlier rewrite-based
+tests/similarity/labelled_pairs.jsonl) prints accuracy, precision and recall of "same" per
+similarity and split, then the held-out figures of `semantic` by category, and writes
 `.bench/agreement.json` with the same figures, the disagreements of `semantic` on the design
-split (held-out misses are counted, never listed: they must not be used for tuning) and
+splits (held-out misses are counted, never listed: they must not be used for tuning) and
 microseconds per semantic comparison, cold and cached.
 """
 
@@ -20,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from builder.similarity.compare import SIMILARITIES, clear_caches  # noqa: E402
-from builder.similarity.labelled import agreement, load_pairs  # noqa: E402
+from builder.similarity.labelled import LABELS_PATH, agreement, load_pairs  # noqa: E402
+
+NEAR_MISSES = ROOT / "tests" / "similarity" / "near_misses" / "pairs.jsonl"
 
 
 def timing(pairs: list, repeats: int = 3) -> dict[str, float]:
@@ -41,35 +44,28 @@ def timing(pairs: list, repeats: int = 3) -> dict[str, float]:
     return {"cold_us_per_pair": round(min(cold) * 1e6, 1), "warm_us_per_pair": round(warm * 1e6, 1)}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threshold", type=float, default=0.65)
-    args = parser.parse_args()
-    pairs = load_pairs()
-    report: dict = {
-        "pairs": len(pairs),
-        "same": sum(p.same for p in pairs),
-        "threshold": args.threshold,
-    }
-    print(f"{len(pairs)} labelled pairs ({report['same']} same), threshold {args.threshold}")
+def table_report(name: str, pairs: list, threshold: float) -> dict:
+    """The figures of one labelled table, printed and returned."""
+    report: dict = {"pairs": len(pairs), "same": sum(p.same for p in pairs)}
+    print(f"== {name}: {len(pairs)} labelled pairs ({report['same']} same), θ {threshold}")
     print(f"{'similarity':<12}{'accuracy':>10}{'precision':>11}{'recall':>8}")
     splits = {"all": pairs}
     for pair in pairs:
         splits.setdefault(pair.split, []).append(pair)
     for split, subset in splits.items():
         print(f"-- {split}: {len(subset)} pairs ({sum(p.same for p in subset)} same)")
-        for name, sim in SIMILARITIES.items():
-            result = agreement(sim, subset, args.threshold)
-            report.setdefault(split, {})[name] = result.as_dict()
+        for sim_name, sim in SIMILARITIES.items():
+            result = agreement(sim, subset, threshold)
+            report.setdefault(split, {})[sim_name] = result.as_dict()
             acc, prec, rec = result.accuracy, result.precision, result.recall
-            print(f"{name:<12}{acc:>10.3f}{prec:>11.3f}{rec:>8.3f}")
+            print(f"{sim_name:<12}{acc:>10.3f}{prec:>11.3f}{rec:>8.3f}")
     sem = SIMILARITIES["semantic"]
     holdout = splits.get("holdout", [])
-    print(f"-- holdout by category, semantic at {args.threshold}")
+    print(f"-- holdout by category, semantic at {threshold}")
     print(f"{'category':<12}{'pairs':>6}{'same':>6}{'accuracy':>10}{'precision':>11}{'recall':>8}")
     for category in sorted({p.category for p in holdout}):
         subset = [p for p in holdout if p.category == category]
-        result = agreement(sem, subset, args.threshold)
+        result = agreement(sem, subset, threshold)
         report.setdefault("holdout_by_category", {})[category] = {
             "pairs": len(subset),
             **result.as_dict(),
@@ -87,12 +83,23 @@ def main() -> None:
             "reason": p.reason,
         }
         for p in splits.get("design", [])
-        if (sem(p.a, p.b) >= args.threshold) != p.same
+        if (sem(p.a, p.b) >= threshold) != p.same
     ]
-    report["semantic_misses_holdout"] = sum(
-        (sem(p.a, p.b) >= args.threshold) != p.same for p in holdout
-    )
-    report["timing"] = timing(pairs)
+    report["semantic_misses_holdout"] = sum((sem(p.a, p.b) >= threshold) != p.same for p in holdout)
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threshold", type=float, default=0.75)
+    args = parser.parse_args()
+    report: dict = {"threshold": args.threshold}
+    every = []
+    for name, path in (("near_misses", NEAR_MISSES), ("labelled_pairs", LABELS_PATH)):
+        pairs = load_pairs(path)
+        every += pairs
+        report[name] = table_report(name, pairs, args.threshold)
+    report["timing"] = timing(every)
     print(f"semantic: {report['timing']}")
     out = ROOT / ".bench" / "agreement.json"
     out.parent.mkdir(exist_ok=True)

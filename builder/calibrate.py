@@ -1,29 +1,33 @@
 """Calibrating the gate threshold θ on labelled pairs, and exporting pairs to label.
 
 `nap-builder calibrate PAIRS.jsonl` sweeps θ and prints agreement, precision and recall of
-"same" at each value, then recommends the lowest θ whose precision of "same" meets a floor
-(default 0.98): a false "same" puts a compression that changed the agent's action into the
-training data, a false "different" only drops a usable candidate, so precision comes first and
-recall is what is left to maximise. `nap-builder pairs OUT --sample N` draws judged candidate
-actions with the reference they were compared against from a run's `judgements` and
-`references` tables, in the same JSONL (with `same: null`) for a person to fill in.
+"same" at each value, then recommends the θ with the most recall whose precision of "same"
+meets a floor (default 0.98) overall and in every category with at least `MIN_CATEGORY`
+pairs: a false "same" puts a compression that changed the agent's action into the training
+data, a false "different" only drops a usable candidate, so precision comes first and recall
+is what is left to maximise. It then prints precision and recall per category at the
+recommended θ and at the pipeline's θ (`gate.threshold` of `--config`, else the default).
+`nap-builder pairs OUT --sample N` draws judged candidate actions with the reference they were
+compared against from a run's `judgements` and `references` tables, in the same JSONL (with
+`same: null`) for a person to fill in.
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from builder.errors import InputError
 from builder.similarity.compare import Similarity, get_similarity
-from builder.similarity.labelled import LabelledPair, confusion, load_pairs
+from builder.similarity.labelled import Agreement, LabelledPair, confusion, load_pairs
 from schemas.steps import Action
 
 DEFAULT_THRESHOLDS = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))  # 0.30 … 0.95
 DEFAULT_MIN_PRECISION = 0.98
+MIN_CATEGORY = 15  # categories with fewer pairs are shown but do not bind the recommendation
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,33 +53,73 @@ def sweep(
 ) -> list[ThresholdRow]:
     """Confusion figures of `sim(a, b) >= θ` against the labels, for every θ."""
     scored = [(sim(p.a, p.b), p.same) for p in pairs]
-    rows = []
-    for theta in thresholds:
-        r = confusion(scored, theta)
-        rows.append(ThresholdRow(theta, r.tp, r.fp, r.tn, r.fn, r.accuracy, r.precision, r.recall))
-    return rows
+    return [_row(theta, confusion(scored, theta)) for theta in thresholds]
 
 
-def recommend(rows: Sequence[ThresholdRow], min_precision: float) -> Recommendation:
-    """The θ with the most recall among those whose precision of "same" meets the floor
-    (the middle one when several tie), else the most precise θ, with the reason in words."""
+def _row(theta: float, r: Agreement) -> ThresholdRow:
+    return ThresholdRow(theta, r.tp, r.fp, r.tn, r.fn, r.accuracy, r.precision, r.recall)
+
+
+def by_category(
+    sim: Similarity, pairs: Sequence[LabelledPair], theta: float
+) -> dict[str, tuple[int, int, Agreement]]:
+    """Per category: (pairs, "same" pairs, confusion at θ), categories sorted by name."""
+    groups: dict[str, list[LabelledPair]] = {}
+    for p in pairs:
+        groups.setdefault(p.category, []).append(p)
+    return {
+        name: (
+            len(g),
+            sum(p.same for p in g),
+            confusion([(sim(p.a, p.b), p.same) for p in g], theta),
+        )
+        for name, g in sorted(groups.items())
+    }
+
+
+def categories_meeting(
+    sim: Similarity, pairs: Sequence[LabelledPair], theta: float, min_precision: float
+) -> bool:
+    """True when every category with at least `MIN_CATEGORY` pairs that says "same" at θ
+    says it with precision >= the floor."""
+    return all(
+        r.tp + r.fp == 0 or r.precision >= min_precision
+        for n, _, r in by_category(sim, pairs, theta).values()
+        if n >= MIN_CATEGORY
+    )
+
+
+def recommend(
+    rows: Sequence[ThresholdRow],
+    min_precision: float,
+    categories_ok: Callable[[float], bool] = lambda theta: True,
+) -> Recommendation:
+    """The θ with the most recall among those whose precision of "same" meets the floor,
+    overall and (`categories_ok`) per large category (the highest when several tie: the
+    same figures here, and the strictest on pairs not seen), else the most precise θ, with
+    the reason in words."""
     if not rows:
         raise InputError("no thresholds to choose from")
     best_agreement = max(rows, key=lambda r: (r.agreement, -r.threshold))
-    meeting = [r for r in rows if r.tp + r.fp > 0 and r.precision >= min_precision]
+    meeting = [
+        r
+        for r in rows
+        if r.tp + r.fp > 0 and r.precision >= min_precision and categories_ok(r.threshold)
+    ]
     if meeting:
         top = max(r.recall for r in meeting)
         plateau = sorted((r for r in meeting if r.recall == top), key=lambda r: r.threshold)
-        pick = plateau[(len(plateau) - 1) // 2]
+        pick = plateau[-1]
         why = (
             f"θ={pick.threshold:.2f} keeps the most recall ({pick.recall:.3f}) among thresholds "
             f"whose precision of 'same' ({pick.precision:.3f}, {pick.fp} false 'same') meets "
-            f"the floor {min_precision:.2f}"
+            f"the floor {min_precision:.2f}, overall and in every category of "
+            f"{MIN_CATEGORY}+ pairs"
         )
         if len(plateau) > 1:
             why += (
                 f"; θ from {plateau[0].threshold:.2f} to {plateau[-1].threshold:.2f} give the "
-                "same figures, and the middle leaves a margin either side"
+                "same figures, and the highest is the strictest on pairs not labelled here"
             )
         why += (
             ". Lower thresholds pass more candidates but let actions that differ count as the "
@@ -122,6 +166,27 @@ def format_calibration(
     return "\n".join(lines)
 
 
+def format_categories(
+    sim: Similarity, pairs: Sequence[LabelledPair], theta: float, title: str
+) -> list[str]:
+    """Precision and recall of "same" per category at θ (and overall)."""
+    lines = [
+        f"{title}: precision and recall of 'same' per category",
+        f"{'category':<12}{'pairs':>6}{'same':>6}{'precision':>11}{'recall':>8}{'fp':>5}{'fn':>5}",
+    ]
+    rows = list(by_category(sim, pairs, theta).items())
+    whole = confusion([(sim(p.a, p.b), p.same) for p in pairs], theta)
+    rows.append(("all", (len(pairs), sum(p.same for p in pairs), whole)))
+    for name, (n, same, r) in rows:
+        precision = f"{r.precision:.3f}" if r.tp + r.fp else "-"
+        recall = f"{r.recall:.3f}" if same else "-"
+        small = "" if n >= MIN_CATEGORY or name == "all" else f"  (fewer than {MIN_CATEGORY})"
+        lines.append(
+            f"{name:<12}{n:>6}{same:>6}{precision:>11}{recall:>8}{r.fp:>5}{r.fn:>5}{small}"
+        )
+    return lines
+
+
 def calibrate(
     path: Path,
     similarity: str = "semantic",
@@ -129,8 +194,11 @@ def calibrate(
     split: str | None = None,
     min_precision: float = DEFAULT_MIN_PRECISION,
     thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+    pipeline_theta: float | None = None,
+    pipeline_source: str = "the default gate.threshold",
 ) -> str:
-    """Load the pairs (optionally one split), sweep θ, recommend one; the printable text."""
+    """Load the pairs (optionally one split), sweep θ, recommend one, and show per category
+    the figures at the recommended θ and at the pipeline's; the printable text."""
     pairs = load_pairs(path)
     if split:
         pairs = [p for p in pairs if p.split == split]
@@ -138,7 +206,24 @@ def calibrate(
         raise InputError(f"{path}: no labelled pairs" + (f" in split {split!r}" if split else ""))
     sim = get_similarity(similarity)
     rows = sweep(sim, pairs, thresholds)
-    return format_calibration(path, similarity, pairs, rows, recommend(rows, min_precision))
+    choice = recommend(
+        rows, min_precision, lambda theta: categories_meeting(sim, pairs, theta, min_precision)
+    )
+    lines = [format_calibration(path, similarity, pairs, rows, choice), ""]
+    lines += format_categories(
+        sim, pairs, choice.threshold, f"at the recommended θ = {choice.threshold:.2f}"
+    )
+    if pipeline_theta is not None:
+        at = confusion([(sim(p.a, p.b), p.same) for p in pairs], pipeline_theta)
+        lines += [
+            "",
+            f"at the pipeline's θ = {pipeline_theta:.2f} ({pipeline_source}): precision "
+            f"{at.precision:.3f}, recall {at.recall:.3f} ({at.fp} false 'same', "
+            f"{at.fn} missed)",
+        ]
+        if pipeline_theta != choice.threshold:
+            lines += format_categories(sim, pairs, pipeline_theta, f"at θ = {pipeline_theta:.2f}")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- pairs to label

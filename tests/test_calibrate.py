@@ -64,8 +64,11 @@ def test_recommend_takes_the_most_recall_at_the_precision_floor_and_says_why() -
         _row(0.8, 6, 0, 4),
     ]
     choice = recommend(rows, 0.98)
-    assert choice.threshold == 0.6  # middle of the 0.5-0.7 plateau
+    assert choice.threshold == 0.7  # the strictest of the 0.5-0.7 plateau
     assert "0.50 to 0.70" in choice.why and "recall (0.900)" in choice.why
+    # a large category that says "same" wrongly at 0.7 rules it out: the plateau ends at 0.6
+    picky = recommend(rows, 0.98, lambda theta: theta < 0.65)
+    assert picky.threshold == 0.6
     lax = recommend(rows, 0.7)
     assert lax.threshold == 0.4 and "recall (1.000)" in lax.why
 
@@ -75,23 +78,51 @@ def test_recommend_says_when_no_threshold_is_precise_enough() -> None:
     assert choice.threshold == 0.7 and "no threshold reaches precision 0.98" in choice.why
 
 
-def test_calibrate_prints_the_table_and_the_recommendation(tmp_path: Path) -> None:
-    path = _write(
+def _categorised(path: Path, rows: list[tuple[str, str, bool, str]]) -> Path:
+    lines = [
+        json.dumps({"a": _sh(a), "b": _sh(b), "same": same, "reason": "r", "category": c})
+        for a, b, same, c in rows
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_calibrate_prints_the_table_the_recommendation_and_each_category(tmp_path: Path) -> None:
+    path = _categorised(
         tmp_path / "p.jsonl",
         [
-            ("ls -la", "ls -al", True),
-            ("cat a.py", "cat b.py", False),
-            ("git diff", "git diff --stat", False),
+            ("ls -la", "ls -al", True, "list"),
+            ("sed -n '10,29p' a.py", "sed -n '10,30p' a.py", True, "read"),  # lines overlap 0.95
+            ("sed -n '10,20p' a.py", "sed -n '10,25p' a.py", False, "read"),  # overlap 0.69
+            ("cat a.py", "cat b.py", False, "read"),
+            ("git diff", "git diff --stat", False, "vcs"),
         ],
     )
-    text = calibrate(path, "semantic", thresholds=[0.5, 0.6, 0.9])
+    text = calibrate(path, "semantic", thresholds=[0.5, 0.7, 0.96], pipeline_theta=0.5)
     lines = text.splitlines()
-    assert lines[0].endswith("3 labelled pairs (1 same, 2 different), similarity semantic")
-    # capped mismatches score exactly 0.5, so θ=0.5 lets both different pairs through
-    assert lines[2].split() == ["0.50", "0.333", "0.333", "1.000", "1", "2", "0", "0"]
-    assert lines[3].split()[:8] == ["0.60", "1.000", "1.000", "1.000", "1", "0", "2", "0"]
+    assert lines[0].endswith("5 labelled pairs (2 same, 3 different), similarity semantic")
+    # θ=0.5 lets the 0.69 overlap through; 0.7 keeps both "same"; 0.96 loses the 0.95 one
+    assert lines[2].split() == ["0.50", "0.800", "0.667", "1.000", "2", "1", "2", "0"]
+    assert lines[3].split()[:8] == ["0.70", "1.000", "1.000", "1.000", "2", "0", "3", "0"]
+    assert lines[4].split()[:8] == ["0.96", "0.800", "1.000", "0.500", "1", "0", "3", "1"]
     assert [line.endswith("<- recommended") for line in lines[2:5]] == [False, True, False]
-    assert "recommended θ = 0.60" in text
+    assert "recommended θ = 0.70" in text
+    per_category = text.split("at the recommended θ = 0.70", 1)[1].splitlines()
+    read = next(line.split() for line in per_category if line.startswith("read"))
+    assert read[:7] == ["read", "3", "1", "1.000", "1.000", "0", "0"]
+    assert "(fewer than 15)" in text
+    at_pipeline = text.split("at the pipeline's θ = 0.50", 1)[1]
+    assert at_pipeline.startswith(" (the default gate.threshold): precision 0.667, recall 1.000")
+
+
+def test_calibrate_cli_reports_the_pipelines_theta(tmp_path: Path) -> None:
+    path = _categorised(tmp_path / "p.jsonl", [("ls -la", "ls -al", True, "list")])
+    config = Path(__file__).resolve().parents[1] / "pipelines" / "demo.yaml"
+    done = subprocess.run(
+        [*CLI, "calibrate", str(path), "--config", str(config)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"at the pipeline's θ = 0.75 ({config})" in done.stdout
 
 
 def test_a_bad_row_names_the_file_and_line(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from builder import __version__
-from builder.cli import commands
+from builder.cli import handlers
 from builder.cli.help_text import EPILOGS
 
 DESCRIPTION = (
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the tables unscrubbed (by default credentials are redacted at ingest)",
     )
-    ingest.set_defaults(func=commands.ingest_command)
+    ingest.set_defaults(func=handlers.ingest_command)
 
     inspect = _command(sub, "inspect", "list the trajectories of a folder, or show one by step")
     inspect.add_argument("dir", help="an ingest or run output directory")
@@ -99,12 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--list", action="store_true", help="list trajectories (the default without --trajectory)"
     )
     inspect.add_argument("--lines", type=int, default=5, help="observation lines to show")
-    inspect.set_defaults(func=commands.inspect_command)
+    inspect.set_defaults(func=handlers.inspect_command)
 
     run = _command(sub, "run", "run a pipeline config end to end (resumable)")
     run.add_argument("config", help="a pipeline config, e.g. pipelines/openai.yaml")
     _overrides(run)
-    run.set_defaults(func=commands.run_command)
+    run.set_defaults(func=handlers.run_command)
 
     plan = _command(sub, "plan", "requests, tokens, cost and time of a run; sends nothing")
     plan.add_argument("config", help="a pipeline config, e.g. pipelines/openai.yaml")
@@ -121,13 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--completion-fraction", type=float, default=0.25, help="assumed completion/max_tokens"
     )
     plan.add_argument("--latency", type=float, default=5.0, help="assumed seconds per request")
-    plan.set_defaults(func=commands.plan_command)
+    plan.set_defaults(func=handlers.plan_command)
 
     config = _command(sub, "config", "every config key: value, source, type, default, meaning")
     config.add_argument("config", nargs="?", help="a pipeline config (none: the defaults)")
     _overrides(config)
     config.add_argument("--key", metavar="PREFIX", help="only keys starting with PREFIX")
-    config.set_defaults(func=commands.config_command)
+    config.set_defaults(func=handlers.config_command)
 
     publish = _command(sub, "publish", "lay out (and upload) a Hugging Face dataset")
     publish.add_argument("out", help="a run output directory")
@@ -160,11 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help="leave out training rows whose whole sequence is longer (reported per split)",
     )
-    publish.set_defaults(func=commands.publish_command)
+    publish.set_defaults(func=handlers.publish_command)
 
     status = _command(sub, "status", "batch jobs of a run: pending, age, progress")
     status.add_argument("out", help="a run output directory")
-    status.set_defaults(func=commands.status_command)
+    status.set_defaults(func=handlers.status_command)
 
     evaluate = _command(sub, "eval", "measure compressors by next-action preservation")
     evaluate.add_argument("config", help="a pipeline config (inputs, agent, gate, cache, limits)")
@@ -178,12 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--split", help="only this split of --dataset (e.g. test)")
     evaluate.add_argument("--dataset", help="a `nap-builder publish --to` folder")
     _overrides(evaluate)
-    evaluate.set_defaults(func=commands.eval_command)
+    evaluate.set_defaults(func=handlers.eval_command)
 
     view = _command(sub, "view", "write one offline HTML file to browse a run's steps")
     view.add_argument("out", help="a run output directory")
     view.add_argument("--to", help="the HTML file (default: OUT/view.html)")
-    view.set_defaults(func=commands.view_command)
+    view.set_defaults(func=handlers.view_command)
 
     cal = _command(sub, "calibrate", "sweep θ on labelled pairs and recommend one")
     cal.add_argument("pairs", help="labelled pairs JSONL ({a, b, same, reason, ...} per line)")
@@ -192,12 +192,15 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument(
         "--min-precision", type=float, default=0.98, help="floor on precision of 'same'"
     )
-    cal.set_defaults(func=commands.calibrate_command)
+    cal.add_argument(
+        "--config", help="a pipeline YAML whose gate.threshold to report (default: the default)"
+    )
+    cal.set_defaults(func=handlers.calibrate_command)
 
     pairs = _command(sub, "pairs", "export (reference, candidate) action pairs to label")
     pairs.add_argument("out", help="a run output directory (with judgements/ and references/)")
     pairs.add_argument("--sample", type=int, required=True, help="how many pairs")
     pairs.add_argument("--seed", type=int, default=0, help="sampling seed")
     pairs.add_argument("--output", help="JSONL to write (default: OUT/pairs_to_label.jsonl)")
-    pairs.set_defaults(func=commands.pairs_command)
+    pairs.set_defaults(func=handlers.pairs_command)
     return parser

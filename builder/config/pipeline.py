@@ -118,6 +118,26 @@ class PipelineConfig(_Model):
         return self
 
     @model_validator(mode="after")
+    def _gate_counts_fit_the_references(self) -> PipelineConfig:
+        available = 1 if self.references.mode == "logged" else self.references.samples
+        for name in ("min_agree", "min_references"):
+            value = getattr(self.gate, name)
+            if value is not None and value > available:
+                raise ValueError(
+                    f"gate.{name}={value} but a step has at most {available} reference(s) "
+                    f"(references.mode {self.references.mode!r}"
+                    + (f", samples {available})" if self.references.mode == "sampled" else ")")
+                    + f": lower gate.{name} or raise references.samples"
+                )
+        agree, needed = self.gate.min_agree, self.gate.min_references
+        if agree is not None and needed is not None and agree > needed:
+            raise ValueError(
+                f"gate.min_agree={agree} is more than gate.min_references={needed}: a step "
+                "could be judged with fewer references than a candidate must agree with"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _ray_without_batch(self) -> PipelineConfig:
         batched = [r for r, e in (("teacher", self.teacher), ("agent", self.agent)) if e.batch]
         if self.execution.engine == "ray" and batched:

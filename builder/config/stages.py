@@ -162,12 +162,36 @@ class GateConfig(_Model):
         "after whitespace, quoting, flag order, path prefixes, `cd` prefixes and JSON "
         "canonicalisation) or `semantic` (tree-sitter-bash features, field-wise for editor calls).",
     )
-    aggregate: Literal["mean_top_k", "max", "mean"] = Field(
-        default="mean_top_k", description="How similarities to the references become one score."
+    aggregate: Literal["agree", "mean_top_k", "max", "mean"] = Field(
+        default="agree",
+        description="How similarities to the references become a verdict. `agree`: pass when "
+        "at least `min_agree` references are equivalent to the candidate's action "
+        "(similarity >= threshold) out of at least `min_references` valid ones; its score is "
+        "the share that agree. `mean_top_k`, `max`, `mean`: one averaged score >= threshold "
+        "(one matching reference can outvote the rest; kept to compare with earlier runs).",
     )
     top_k: int = Field(default=3, ge=1, description="k of `mean_top_k`.")
     threshold: float = Field(
-        default=0.65, ge=0.0, le=1.0, description="Pass when aggregate >= this."
+        default=0.75,
+        ge=0.0,
+        le=1.0,
+        description="θ: a reference is equivalent when its similarity is >= this (`agree`), "
+        "or the aggregate must be >= this (other aggregates). With `semantic` only views "
+        "(lines of a file or an output) score between 0 and 1: their overlap. 0.75 is the "
+        "value `nap-builder calibrate` recommends on the near-miss benchmark.",
+    )
+    min_agree: int | None = Field(
+        default=None,
+        ge=1,
+        description="`agree`: references that must be equivalent to the candidate's action "
+        "(null: 1 with logged references, else 2, so no single sample decides).",
+    )
+    min_references: int | None = Field(
+        default=None,
+        ge=1,
+        description="`agree`: valid references a step needs to be judged at all; a step with "
+        "fewer (format errors) is dropped as `too_few_references` (null: 1 with logged "
+        "references, else half of references.samples, rounded up).",
     )
     mode: Literal["generate", "likelihood"] = Field(
         default="generate",

@@ -13,6 +13,7 @@ import polars as pl
 
 from builder.config import PipelineConfig, config_hash
 from builder.evaluate.compressors import Spec, describe
+from builder.nap.from_config import gate_counts
 from builder.report.build import _write_atomic, json_safe
 from builder.report.svg import scatter
 from builder.storage.parquet_shards import write_table_atomic
@@ -96,7 +97,10 @@ def write_outputs(
 
 
 def _gate(cfg: PipelineConfig) -> dict[str, Any]:
+    agree, needed = gate_counts(cfg)
     return {
+        "min_agree": agree,
+        "min_references": needed,
         "references": cfg.references.mode,
         "reference_samples": cfg.references.samples if cfg.references.mode == "sampled" else 1,
         "similarity": cfg.gate.similarity,
@@ -105,6 +109,15 @@ def _gate(cfg: PipelineConfig) -> dict[str, Any]:
         "threshold": cfg.gate.threshold,
         "agent_model": cfg.agent.model,
     }
+
+
+def _rule(gate: Mapping[str, Any]) -> str:
+    if gate["aggregate"] == "agree":
+        return (
+            f"at least {gate['min_agree']} reference(s) at similarity >= {gate['threshold']} "
+            f"(of at least {gate['min_references']} valid)"
+        )
+    return f"{gate['aggregate']} (k={gate['top_k']}) >= {gate['threshold']}"
 
 
 def _pct(value: float | None) -> str:
@@ -123,7 +136,7 @@ def render_markdown(
         "# nap-builder eval report",
         "",
         f"Eligible steps of {where}; gate: {gate['similarity']} similarity, "
-        f"{gate['aggregate']} (k={gate['top_k']}) >= {gate['threshold']} against "
+        f"{_rule(gate)} against "
         f"{gate['reference_samples']} {gate['references']} reference(s), "
         f"agent `{gate['agent_model']}`.",
         "",

@@ -17,6 +17,7 @@ from schemas.eval_steps import EvalStepRecord
 from schemas.steps import Action
 
 NO_REFERENCE = "no_reference_action"
+TOO_FEW = "too_few_references"  # the `agree` gate cannot judge (builder.nap.step)
 NO_REPLY = "no_reply"
 
 
@@ -85,6 +86,8 @@ async def judge_step(
     """The compressed step judged by the configured gate against `references`."""
     if not references:
         return base_record(name, job, candidate, settings, 0, NO_REFERENCE)
+    if settings.aggregate == "agree" and len(references) < settings.agree_counts[1]:
+        return base_record(name, job, candidate, settings, len(references), TOO_FEW)
     record = base_record(name, job, candidate, settings, len(references), None)
     shown = _as_judged(job, candidate, record.rendered)
     one = dataclasses.replace(settings, exhaustive=True)  # exactly this one candidate

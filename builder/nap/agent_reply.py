@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from builder.ingest.formats.base import FormatAdapter, canonical_json, shell_action
+from builder.ingest.formats.base import TURN_TOOL, FormatAdapter, canonical_json, combine_turn
 from builder.llm.protocol import Completion
 from builder.steps.pairing import FOCUS_KEYS
 from schemas.steps import Action
@@ -18,25 +18,36 @@ def reply_message(completion: Completion) -> Message:
 
 
 def combine(actions: list[Action]) -> Action | None:
-    """Several shell calls become one command joined with ` && `; otherwise the first action."""
-    if not actions:
-        return None
-    if len(actions) > 1 and all(a.command is not None for a in actions):
-        command = " && ".join(a.command or "" for a in actions)
-        return shell_action(command, "\n".join(a.raw for a in actions), tool=actions[0].tool)
-    return actions[0]
+    """The whole turn as one action (`combine_turn`): the same shape as the logged next
+    turn it is compared with in logged-reference mode."""
+    return combine_turn(actions)
 
 
 def without_focus(action: Action) -> Action:
-    """The action with its context-focus-question argument removed (NAP ignores it)."""
+    """The action (every call of a turn) with its context-focus-question argument removed
+    (NAP ignores it)."""
     try:
         arguments = json.loads(action.arguments)
     except json.JSONDecodeError:
         return action
-    if not isinstance(arguments, dict) or not any(k in arguments for k in FOCUS_KEYS):
+    if not isinstance(arguments, dict):
+        return action
+    if action.tool == TURN_TOOL and isinstance(arguments.get("calls"), list):
+        calls = [_call_without_focus(c) for c in arguments["calls"]]
+        if calls == arguments["calls"]:
+            return action
+        return dataclasses.replace(action, arguments=canonical_json({**arguments, "calls": calls}))
+    if not any(k in arguments for k in FOCUS_KEYS):
         return action
     kept = {k: v for k, v in arguments.items() if k not in FOCUS_KEYS}
     return dataclasses.replace(action, arguments=canonical_json(kept))
+
+
+def _call_without_focus(call: object) -> object:
+    if not isinstance(call, dict) or not isinstance(call.get("arguments"), dict):
+        return call
+    kept = {k: v for k, v in call["arguments"].items() if k not in FOCUS_KEYS}
+    return {**call, "arguments": kept}
 
 
 def parse_reply(adapter: FormatAdapter, completion: Completion) -> Action | None:

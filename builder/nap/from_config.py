@@ -12,6 +12,15 @@ if TYPE_CHECKING:
     from builder.nap.step import NapSettings
 
 
+def gate_counts(cfg: PipelineConfig) -> tuple[int, int]:
+    """(min_agree, min_references) the config's gate works with, defaults filled in."""
+    from builder.nap.gate import agree_counts
+
+    return agree_counts(
+        cfg.references.mode, cfg.references.samples, cfg.gate.min_agree, cfg.gate.min_references
+    )
+
+
 def nap_settings(cfg: PipelineConfig) -> NapSettings:
     """The NAP core's settings from a pipeline config, with what the models really get: a
     model that refuses any temperature but 1 samples at 1 (so the requests, their cache keys,
@@ -36,6 +45,8 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
         aggregate=cfg.gate.aggregate,
         top_k=cfg.gate.top_k,
         threshold=cfg.gate.threshold,
+        min_agree=cfg.gate.min_agree,
+        min_references=cfg.gate.min_references,
         max_per_step=cfg.selection.max_per_step,
         fallback=cfg.selection.fallback,
         exhaustive=cfg.selection.exhaustive,

@@ -4,11 +4,12 @@ waves (early exit), and the step's control (the raw observation judged the same 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from builder.llm.settled import gather_settled
 from builder.nap.agent import sample_actions
 from builder.nap.control import REUSED, control_row, reused_control_input
-from builder.nap.gate import aggregate, passes
+from builder.nap.gate import verdict
 from builder.nap.types import Completer, JudgeOne, NapSettings, Similarity, StepJob
 from schemas.candidates import CandidateRecord
 from schemas.judgements import CONTROL_INDEX, JudgementRecord
@@ -76,8 +77,8 @@ def _verdict(
     similarity: Similarity,
 ) -> JudgementRecord:
     sims = [similarity(action, ref) for ref in references] if action is not None else []
-    score = aggregate(sims, settings.aggregate, settings.top_k)
-    ok = action is not None and passes(score, settings.threshold)
+    score, ok = verdict(sims, settings.gate_rule)
+    ok = ok and action is not None
     return JudgementRecord(
         job.step.trajectory_id,
         job.step.step_index,
@@ -113,6 +114,22 @@ async def judge(
     return await judge_waves(order, settings, one)
 
 
+def leave_one_out(settings: NapSettings) -> NapSettings:
+    """The gate for a reference sample judged against the other samples: one reference
+    fewer, so the counts of `agree` are those of n - 1 samples (explicit ones capped)."""
+    n = settings.reference_samples - 1
+
+    def capped(value: int | None) -> int | None:
+        return None if value is None else min(value, n)
+
+    return replace(
+        settings,
+        reference_samples=n,
+        min_agree=capped(settings.min_agree),
+        min_references=capped(settings.min_references),
+    )
+
+
 async def control_for(
     job: StepJob,
     agent: Completer,
@@ -135,7 +152,7 @@ async def control_for(
             sample.action,
             0,
             others,
-            settings,
+            leave_one_out(settings),
             similarity,
         )
         return control_row(row), 0

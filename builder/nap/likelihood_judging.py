@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from builder.llm.scoring import Continuation, Scorer, ScoreRequest, TokenLogprob
-from builder.nap.gate import aggregate, likelihood_delta, likelihood_similarity, passes
+from builder.nap.gate import likelihood_delta, likelihood_similarity, verdict
 from builder.nap.judging import judge_waves
 from builder.nap.types import NapSettings, StepJob
 from builder.steps.replay import agent_context, context_end, tools_of
@@ -91,7 +91,7 @@ async def likelihood_judge(
             for slot in slot_of_reference
         ]
         sims = [likelihood_similarity(d) for d in deltas]
-        score = aggregate(sims, settings.aggregate, settings.top_k)
+        score, ok = verdict(sims, settings.likelihood_rule)
         row = JudgementRecord(
             job.step.trajectory_id,
             job.step.step_index,
@@ -104,7 +104,7 @@ async def likelihood_judge(
             1,
             sims,
             score,
-            passes(score, settings.likelihood_threshold),
+            ok,
             name,
             gate_mode="likelihood",
             scores=deltas,

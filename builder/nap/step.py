@@ -10,6 +10,7 @@ caches hit.
 from __future__ import annotations
 
 import json
+import logging
 
 from builder.llm.protocol import ChatRequest
 from builder.llm.scoring import Scorer
@@ -26,6 +27,8 @@ from builder.teacher.candidates import build_candidates
 from builder.teacher.prompt import PROMPT_VERSION, build_prompt, teacher_request
 from schemas.candidates import CandidateRecord
 from schemas.steps import Action
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Completer",
@@ -118,6 +121,15 @@ def over_window(job: StepJob, settings: NapSettings) -> bool:
     return agent_context_tokens(job) + settings.agent_max_tokens > window
 
 
+TOO_FEW_REFERENCES = "too_few_references"
+
+
+def _too_few(actions: list[Action], settings: NapSettings) -> bool:
+    """Fewer valid references than the `agree` rule needs to say anything (its other
+    aggregates judge on any number, as before)."""
+    return settings.aggregate == "agree" and len(actions) < settings.agree_counts[1]
+
+
 async def process_step(
     job: StepJob,
     teacher: Completer,
@@ -139,18 +151,28 @@ async def process_step(
     result.agent_requests = sum(r.attempts for r in references if r.mode == "sampled")
     actions = [r.action for r in references if r.action is not None]
     order = judge_order(candidates)
-    result.judge_requests_exhaustive = len(order) if actions else 0
+    judged = bool(actions) and not _too_few(actions, settings)
+    result.judge_requests_exhaustive = len(order) if judged else 0
     if not actions:
         result.dropped = "no_reference_action"
+    elif not judged:
+        result.dropped = TOO_FEW_REFERENCES
+        log.info(
+            "step %s/%d not judged: %d valid reference(s), gate.min_references is %d",
+            job.step.trajectory_id,
+            job.step.step_index,
+            len(actions),
+            settings.agree_counts[1],
+        )
     else:
         if settings.gate_mode == "likelihood":
             if scorer is None:
                 raise ValueError("gate_mode 'likelihood' needs a scorer (prompt log-probabilities)")
-            judged = likelihood_judge(job, scorer, order, references, settings)
+            judging = likelihood_judge(job, scorer, order, references, settings)
         else:
-            judged = judge(job, agent, order, actions, settings, similarity)
+            judging = judge(job, agent, order, actions, settings, similarity)
         (result.judgements, sent), (control, control_sent) = await gather_settled(
-            judged, control_for(job, agent, references, settings, similarity)
+            judging, control_for(job, agent, references, settings, similarity)
         )
         result.judge_requests = sent
         result.control_requests = control_sent
@@ -168,7 +190,7 @@ async def process_step(
         max_per_step=settings.max_per_step,
         fallback=settings.fallback,  # type: ignore[arg-type]
         agent_model=agent.provider.model,
-        has_reference_action=bool(actions),
+        has_reference_action=judged,
     )
     result.supervision = list(selection.rows)
     if not result.supervision:

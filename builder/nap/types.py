@@ -9,7 +9,7 @@ from typing import Protocol
 from builder.ingest.formats.base import FormatAdapter
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
 from builder.nap.control import control_mode
-from builder.nap.gate import Aggregate
+from builder.nap.gate import Aggregate, GateRule, agree_counts
 from schemas.candidates import CandidateRecord
 from schemas.judgements import JudgementRecord
 from schemas.preferences import PreferenceRecord
@@ -32,7 +32,8 @@ class Completer(Protocol):
 
 @dataclass(frozen=True)
 class NapSettings:
-    """Every NAP choice, with the reference pipeline's values as defaults (DESIGN.md §1)."""
+    """Every NAP choice; defaults are the sampled-reference pipeline's (the reference
+    pipeline's sampling, DESIGN.md §1, with the `agree` gate of `builder.nap.gate`)."""
 
     teacher_samples: int = 8
     teacher_temperature: float = 1.0
@@ -47,9 +48,11 @@ class NapSettings:
     agent_context_window: int | None = None  # tokens; a larger agent context is not sent
     format_retries: int = 2
     similarity: str = "semantic"
-    aggregate: Aggregate = "mean_top_k"
+    aggregate: Aggregate = "agree"
     top_k: int = 3
-    threshold: float = 0.65
+    threshold: float = 0.75
+    min_agree: int | None = None  # None: from reference_mode and samples (`agree_counts`)
+    min_references: int | None = None
     max_per_step: int = 4
     fallback: str = "drop"  # drop | unchanged
     exhaustive: bool = False
@@ -60,6 +63,23 @@ class NapSettings:
     likelihood_threshold: float = 0.5
     control: str = "auto"  # auto | judged
     control_floor: float = 0.5
+
+    @property
+    def agree_counts(self) -> tuple[int, int]:
+        """(min_agree, min_references) in force (`builder.nap.gate.agree_counts`)."""
+        return agree_counts(
+            self.reference_mode, self.reference_samples, self.min_agree, self.min_references
+        )
+
+    @property
+    def gate_rule(self) -> GateRule:
+        """The generate-mode verdict rule (θ on the action similarity)."""
+        return GateRule(self.aggregate, self.threshold, self.top_k, *self.agree_counts)
+
+    @property
+    def likelihood_rule(self) -> GateRule:
+        """The likelihood-mode verdict rule (θ on min(1, exp(d)))."""
+        return GateRule(self.aggregate, self.likelihood_threshold, self.top_k, *self.agree_counts)
 
     @property
     def control_mode(self) -> str:

@@ -29,6 +29,8 @@ SETTINGS = (
     ("Aggregate", "gate.aggregate", None),
     ("Top k", "gate.top_k", None),
     ("Threshold", "gate.threshold", None),
+    ("References that must agree", "gate.min_agree", "auto (1 logged, else 2)"),
+    ("Valid references a step needs", "gate.min_references", "auto (1 logged, else half)"),
     ("Selected per step", "selection.max_per_step", None),
     ("Fallback when nothing passes", "selection.fallback", None),
     ("Judge every candidate", "selection.exhaustive", None),

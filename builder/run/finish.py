@@ -90,7 +90,11 @@ def gate_section(settings: NapSettings) -> dict[str, Any]:
         }
     else:
         section |= {"similarity": settings.similarity, "threshold": settings.threshold}
-    return section | {"aggregate": settings.aggregate, "top_k": settings.top_k}
+    section |= {"aggregate": settings.aggregate, "top_k": settings.top_k}
+    if settings.aggregate == "agree":
+        agree, needed = settings.agree_counts
+        section |= {"min_agree": agree, "min_references": needed}
+    return section
 
 
 def batch_section(out_dir: Path) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
 import tree_sitter_bash
@@ -56,6 +56,8 @@ class SimpleCommand:
     heredoc: str | None = None  # heredoc or here-string body fed to stdin
     cwd: str | None = None
     text: str = ""
+    env: tuple[str, ...] = ()  # `NAME=value` assignments before the name (or after `export`)
+    heredoc_literal: bool = True  # the heredoc's delimiter was quoted: no expansion in its body
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,14 +155,7 @@ def _walk_redirected(node: Node, body: Node, cwd: str | None, out: list[Pipeline
     if inner:
         redirects, heredoc = _redirects(node)
         last = inner[-1].commands[-1]
-        patched = SimpleCommand(
-            name=last.name,
-            args=last.args,
-            redirects=last.redirects + redirects,
-            heredoc=heredoc if heredoc is not None else last.heredoc,
-            cwd=last.cwd,
-            text=last.text,
-        )
+        patched = _with_redirects(last, redirects, heredoc, last.text)
         inner[-1] = Pipeline((*inner[-1].commands[:-1], patched))
     out.extend(inner)
     return after
@@ -181,23 +176,30 @@ def _pipeline_commands(node: Node, cwd: str | None) -> tuple[SimpleCommand, ...]
         if not inner:
             return ()
         last = inner[-1]
-        patched = SimpleCommand(
-            name=last.name,
-            args=last.args,
-            redirects=last.redirects + redirects,
-            heredoc=heredoc if heredoc is not None else last.heredoc,
-            cwd=last.cwd,
-            text=node.text.decode("utf-8", errors="replace") if node.text else last.text,
-        )
-        return (*inner[:-1], patched)
+        text = node.text.decode("utf-8", errors="replace") if node.text else last.text
+        return (*inner[:-1], _with_redirects(last, redirects, heredoc, text))
     if node.type in ("command", "declaration_command"):
         return (_simple(node, cwd),)
     return ()
 
 
+def _with_redirects(
+    last: SimpleCommand, redirects: tuple[Redirect, ...], heredoc: Heredoc | None, text: str
+) -> SimpleCommand:
+    """`last` with the redirects (and heredoc) of the statement around it."""
+    return replace(
+        last,
+        redirects=last.redirects + redirects,
+        heredoc=heredoc[0] if heredoc is not None else last.heredoc,
+        heredoc_literal=heredoc[1] if heredoc is not None else last.heredoc_literal,
+        text=text,
+    )
+
+
 def _simple(node: Node, cwd: str | None) -> SimpleCommand:
     name = ""
     args: list[str] = []
+    env: list[str] = []
     redirects: list[Redirect] = []
     heredoc: str | None = None
     if node.type == "declaration_command":
@@ -206,7 +208,7 @@ def _simple(node: Node, cwd: str | None) -> SimpleCommand:
         if child.type == "command_name":
             name = unquote(_text(child))
         elif child.type == "variable_assignment":
-            continue
+            env.append(_assignment(child))
         elif child.type == "herestring_redirect":
             heredoc = unquote(_text(child.named_children[-1])) if child.named_children else ""
         elif child.type == "file_redirect":
@@ -220,25 +222,38 @@ def _simple(node: Node, cwd: str | None) -> SimpleCommand:
         heredoc=heredoc,
         cwd=cwd,
         text=_text(node),
+        env=tuple(env),
     )
 
 
-def _redirects(node: Node) -> tuple[tuple[Redirect, ...], str | None]:
+def _assignment(node: Node) -> str:
+    """`NAME=value` with the value unquoted as the shell would assign it."""
+    name, _, value = _text(node).partition("=")
+    return f"{name}={unquote(value)}"
+
+
+Heredoc = tuple[str, bool]  # (body, literal: the delimiter was quoted)
+
+
+def _redirects(node: Node) -> tuple[tuple[Redirect, ...], Heredoc | None]:
     redirects: list[Redirect] = []
-    heredoc: str | None = None
+    heredoc: Heredoc | None = None
     for child in node.children:
         if child.type == "file_redirect":
             redirects.append(_file_redirect(child))
         elif child.type == "heredoc_redirect":
+            body = ""
+            literal = True
             for part in child.named_children:
                 if part.type == "heredoc_body":
-                    heredoc = _text(part)
+                    body = _text(part)
+                elif part.type == "heredoc_start":
+                    literal = bool(_QUOTES.intersection(_text(part)))
                 elif part.type == "file_redirect":
                     redirects.append(_file_redirect(part))
-            if heredoc is None:
-                heredoc = ""
+            heredoc = (body, literal)
         elif child.type == "herestring_redirect" and child.named_children:
-            heredoc = unquote(_text(child.named_children[-1]))
+            heredoc = (unquote(_text(child.named_children[-1])), True)
     return tuple(redirects), heredoc
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builder.errors import InputError
-from builder.ingest.formats.base import SHELL_TOOLS, shell_action, tool_call_action
+from builder.ingest.formats.base import shell_action, tool_call_action
 from builder.similarity.compare import Similarity
 from schemas.steps import Action
 
@@ -69,9 +69,10 @@ class Agreement:
 
 
 def to_action(spec: dict) -> Action:
-    """An Action from a table entry: `{tool, command}` for shells, `{tool, arguments}` else."""
+    """An Action from a table entry: `{tool, command}` for shells (and harness commands such
+    as SWE-agent's), `{tool, arguments}` else."""
     tool = spec["tool"]
-    if "command" in spec and tool in SHELL_TOOLS:
+    if "command" in spec:
         return shell_action(spec["command"], raw=spec["command"], tool=tool)
     return tool_call_action(tool, spec.get("arguments", {}))
 

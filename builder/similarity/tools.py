@@ -88,7 +88,7 @@ def editor_features(args: dict[str, Any], ranges: tuple[LineRange, ...] | None =
     files = frozenset({resolve(str(args.get("path") or ""), None)})
     if op == "view":
         if ranges is None:
-            ranges = (_view_range(args.get("view_range")),)
+            ranges = (view_range(args.get("view_range")),)
         return Features(
             intent=it.READ, verb="view", op="view", files=files, ranges=ranges, editor=True
         )
@@ -126,7 +126,9 @@ def editor_features(args: dict[str, Any], ranges: tuple[LineRange, ...] | None =
     return Features(intent=it.MODIFY, verb=op, op=op, files=files, editor=True)
 
 
-def _view_range(value: object) -> LineRange:
+def view_range(value: object) -> LineRange:
+    """An editor's `view_range` ([start, end], end -1 = to the end) as lines; whole file
+    when absent or unreadable."""
     if isinstance(value, str):  # XML-style tool calls carry it as text: "[1, 100]"
         try:
             value = json.loads(value)

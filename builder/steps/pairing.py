@@ -11,9 +11,11 @@ Step rule, per turn (a non-demo assistant message):
   in tool-call harnesses (Claude Code, OpenHands, ATIF) it is talk, and what follows is context.
 
 Each step's action is the call its observation answers (parallel calls keep their own). The
-next action is the first action of the next turn that has one, so a text-only turn in between
-does not make a step `last_step`; `last_step` means no later turn acts. When the turn the next
-action comes from, or a turn skipped on the way, was rejected by the harness as a format error
+next action is the whole next turn that has an action (all of its calls, joined as
+`combine_turn` joins the agent's own replies when they are judged, so logged-reference mode
+compares a turn with a turn), so a text-only turn in between does not make a step
+`last_step`; `last_step` means no later turn acts. When the turn the next action comes from,
+or a turn skipped on the way, was rejected by the harness as a format error
 (`adapter.rejected`), the step is marked `next_action_rejected` and is not eligible unless
 `EligibilityRules.allow_rejected_next_action`.
 """
@@ -25,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from builder.ingest.formats.base import FormatAdapter
+from builder.ingest.formats.base import FormatAdapter, combine_turn
 from builder.similarity.bashparse import parses
 from builder.steps.observation import looks_binary, number_lines
 from builder.steps.tokens import count_tokens
@@ -101,12 +103,13 @@ def own_action(turn: _Turn, messages: Sequence[Message], obs_index: int) -> Acti
 
 
 def next_action(turns: Sequence[_Turn], position: int) -> tuple[Action | None, bool]:
-    """(the first action after turn `position`, whether a turn up to it was rejected)."""
+    """(the next turn that acts, as one action (`combine_turn`: all of its calls), whether a
+    turn up to it was rejected)."""
     rejected = False
     for later in turns[position + 1 :]:
         rejected = rejected or later.rejected
         if later.actions:
-            return later.actions[0], rejected
+            return combine_turn(later.actions), rejected
     return None, rejected
 
 

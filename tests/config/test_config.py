@@ -15,6 +15,7 @@ from builder.config import (
     validate_config,
 )
 from builder.errors import ConfigError
+from builder.nap.from_config import gate_counts
 
 REPO = Path(__file__).resolve().parents[2]
 PIPELINES = sorted((REPO / "pipelines").glob("*.yaml"))
@@ -74,11 +75,27 @@ def test_defaults_follow_the_method(minimal: Path) -> None:
     assert (cfg.references.mode, cfg.references.samples, cfg.references.temperature) == (
         "sampled", 8, 0.7,
     )  # fmt: skip
-    assert (cfg.gate.aggregate, cfg.gate.top_k, cfg.gate.threshold) == ("mean_top_k", 3, 0.65)
+    # issue 26: k of n references must agree; θ as calibrated on the near-miss benchmark
+    assert (cfg.gate.aggregate, cfg.gate.threshold) == ("agree", 0.75)
+    assert gate_counts(cfg) == (2, 4)  # 2 of the 8 samples, at least 4 valid
     assert cfg.agent.temperature == 0.0
     assert cfg.eligibility.min_tokens == 256
     assert cfg.selection.max_per_step == 4 and cfg.selection.fallback == "drop"
     assert cfg.cache_dir() == Path(cfg.output.dir) / "cache"
+
+
+def test_gate_counts_follow_the_references_and_must_fit_them(minimal: Path) -> None:
+    logged = load_config(minimal, ["references.mode=logged"])
+    assert gate_counts(logged) == (1, 1)
+    assert gate_counts(load_config(minimal, ["references.samples=3"])) == (2, 2)
+    explicit = load_config(minimal, ["gate.min_agree=3", "gate.min_references=6"])
+    assert gate_counts(explicit) == (3, 6)
+    with pytest.raises(ConfigError, match=r"gate.min_agree=2 but a step has at most 1 reference"):
+        load_config(minimal, ["references.mode=logged", "gate.min_agree=2"])
+    with pytest.raises(ConfigError, match=r"gate.min_references=9 .* at most 8"):
+        load_config(minimal, ["gate.min_references=9"])
+    with pytest.raises(ConfigError, match=r"gate.min_agree=5 is more than gate.min_references=4"):
+        load_config(minimal, ["gate.min_agree=5", "gate.min_references=4"])
 
 
 def test_scalar_nested_and_list_overrides_are_parsed_as_yaml(

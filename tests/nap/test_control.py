@@ -91,3 +91,16 @@ def test_the_summary_warns_below_the_floor_with_the_likely_causes() -> None:
     assert control_summary(0, 0, 0.5, JUDGED)["pass_rate"] is None
     assert control_summary(0, 0, 0.5, JUDGED)["warning"] is None
     assert control_summary(4, 2, 0.5, JUDGED)["warning"] is None  # at the floor: fine
+
+
+def test_a_reused_sample_is_gated_against_one_reference_fewer() -> None:
+    from builder.nap.judging import leave_one_out
+    from builder.nap.step import NapSettings
+
+    eight = NapSettings(reference_samples=8)
+    assert eight.agree_counts == (2, 4)
+    assert leave_one_out(eight).agree_counts == (2, 4)  # 7 others: 2 of at least 4
+    two = NapSettings(reference_samples=2)
+    assert leave_one_out(two).agree_counts == (1, 1)  # the one other sample must agree
+    explicit = NapSettings(reference_samples=3, min_agree=3, min_references=3)
+    assert leave_one_out(explicit).agree_counts == (2, 2)

@@ -1,14 +1,16 @@
-"""The gate's arithmetic, pinned: top-k mean, max and mean modes, and the exact θ boundary.
+"""The gate's arithmetic, pinned: the `agree` rule (k of n equivalent references, a minimum
+of valid ones), the legacy top-k mean, max and mean modes, and the exact θ boundary.
 
-Each assertion is chosen so that a small mutation of `aggregate` or `passes` fails it:
-averaging the lowest k, averaging all, `>=` turned into `>`.
+Each assertion is chosen so that a small mutation of `verdict`, `aggregate` or `passes` fails
+it: averaging the lowest k, averaging all, `>=` turned into `>`, min_agree or min_references
+off by one, the share of agreeing references computed over the wrong count.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from builder.nap.gate import aggregate, passes
+from builder.nap.gate import GateRule, aggregate, passes, verdict
 
 # eight references, as the reference pipeline samples them; top 3 = 0.9, 0.8, 0.7
 EIGHT = [0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.0, 0.4]
@@ -54,3 +56,43 @@ def test_rounded_similarities_that_average_exactly_to_theta_pass() -> None:
     # the similarity rounds its scores, so a top-3 mean lands exactly on θ in real runs
     assert passes(aggregate([0.65, 0.65, 0.65, 0.1], "mean_top_k", 3), 0.65)
     assert passes(aggregate([0.65], "max"), 0.65)
+
+
+# ---------------------------------------------------------------- the agree rule (issue 26)
+
+AGREE = GateRule("agree", threshold=0.75, min_agree=2, min_references=4)
+
+
+def test_one_exact_match_cannot_outvote_two_near_misses() -> None:
+    # issue 26, class 4: under the mean of the top 3 one exact match and two capped near
+    # misses gave (1 + 0.5 + 0.5) / 3 = 0.667 >= 0.65 and passed
+    near_misses = [1.0, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert passes(aggregate(near_misses, "mean_top_k", 3), 0.65)
+    assert verdict(near_misses, AGREE) == (pytest.approx(1 / 8), False)
+
+
+def test_agree_passes_at_exactly_min_agree_equivalent_references() -> None:
+    two = [1.0, 0.75, 0.74, 0.0, 0.0, 0.0, 0.0, 0.0]  # 0.75 is at θ, 0.74 below it
+    assert verdict(two, AGREE) == (pytest.approx(2 / 8), True)
+    one = [1.0, 0.74, 0.74, 0.74, 0.0, 0.0, 0.0, 0.0]
+    assert verdict(one, AGREE) == (pytest.approx(1 / 8), False)
+
+
+def test_agree_needs_min_references_valid_references() -> None:
+    assert verdict([1.0, 1.0, 1.0], AGREE) == (pytest.approx(1.0), False)  # 3 < 4 valid
+    assert verdict([1.0, 1.0, 1.0, 0.0], AGREE) == (pytest.approx(0.75), True)
+    assert verdict([], AGREE) == (0.0, False)
+
+
+def test_one_logged_reference_decides_with_min_agree_one() -> None:
+    logged = GateRule("agree", threshold=0.75, min_agree=1, min_references=1)
+    assert verdict([1.0], logged) == (1.0, True)
+    assert verdict([0.74], logged) == (0.0, False)
+
+
+def test_legacy_aggregates_still_compare_the_mean_with_theta() -> None:
+    rule = GateRule("mean_top_k", threshold=0.65, top_k=3)
+    assert verdict(EIGHT, rule) == (pytest.approx(0.8), True)
+    assert verdict([], rule) == (0.0, False)
+    with pytest.raises(ValueError, match="needs θ"):
+        aggregate([1.0], "agree")

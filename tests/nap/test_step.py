@@ -317,17 +317,18 @@ def test_process_step_with_the_semantic_similarity_and_sampled_references() -> N
     refs = [
         (r.action.command if r.action else None, r.similarity_to_logged) for r in result.references
     ]
-    assert refs == [(REFERENCES[0], 1.0), (REFERENCES[1], 1.0), (REFERENCES[2], 0.5)]
+    assert refs == [(REFERENCES[0], 1.0), (REFERENCES[1], 1.0), (REFERENCES[2], 0.25)]
     rows = {j.candidate_index: j for j in result.judgements}
     for index in (0, 2):  # unchanged and the line-range compression keep the traceback
         row = rows[index]
         assert row.action is not None and row.action.command == NUMBERED
-        assert row.similarities == [1.0, 1.0, 0.5]  # equal lines, equal lines, whole file
-        assert row.aggregate == pytest.approx(2.5 / 3) and row.passed
+        assert row.similarities == [1.0, 1.0, 0.25]  # equal lines, equal lines, whole file
+        # `agree`: 2 of the 3 references are the same action (of 2 needed, out of 2 valid)
+        assert row.aggregate == pytest.approx(2 / 3) and row.passed
         assert row.similarity == "semantic"
     lost = rows[1]  # the plain summary hides the traceback: the agent lists files instead
     assert lost.action is not None and lost.action.command == "ls -la"
-    assert max(lost.similarities) <= 0.5 and not lost.passed
+    assert max(lost.similarities) == 0.0 and not lost.passed
     assert [s.candidate_index for s in result.supervision] == [2, 0]
     # the same replies under `exact` would pass nothing but byte-equal strings
     exact = asyncio.run(
@@ -341,3 +342,32 @@ def test_process_step_with_the_semantic_similarity_and_sampled_references() -> N
     )
     assert [j.similarities for j in exact.judgements if j.candidate_index == 2] == [[0.0, 1.0, 0.0]]
     assert not any(j.passed for j in exact.judgements)
+
+
+def test_a_step_with_too_few_valid_references_is_not_judged_and_says_why() -> None:
+    """`agree` with 4 sampled references needs 2 valid ones (half): with 1 valid and 3 format
+    errors the step is dropped as too_few_references and no candidate is judged."""
+
+    def respond(request, index):  # type: ignore[no-untyped-def]
+        if request.json_schema is not None:
+            return TEACHER_REPLIES[index]
+        if request.n > 1 and index > 0:
+            return "THOUGHT: I forgot the block."
+        return f"THOUGHT: look\n\n```bash\n{LOGGED_NEXT}\n```"
+
+    provider = FakeProvider(respond)
+    settings = dataclasses.replace(
+        SETTINGS, similarity="semantic", reference_samples=4, format_retries=0
+    )
+    assert settings.agree_counts == (2, 2)
+    client = LLMClient(provider)
+    result = asyncio.run(
+        process_step(first_job(), client, client, settings, get_similarity("semantic"))
+    )
+    assert [r.format_error for r in result.references] == [False, True, True, True]
+    assert result.dropped == "too_few_references"
+    assert result.judgements == [] and result.supervision == []
+    assert result.judge_requests == 0 and result.judge_requests_exhaustive == 0
+    two = dataclasses.replace(settings, min_references=1, min_agree=1)
+    judged = asyncio.run(process_step(first_job(), client, client, two, get_similarity("semantic")))
+    assert judged.dropped != "too_few_references" and judged.judgements

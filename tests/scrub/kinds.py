@@ -637,7 +637,7 @@ KINDS: list[Kind] = [
     ),
     K("launchdarkly_key", "api-" + uuid4(), "LD_API_KEY={v}", GL + "launchdarkly-access-token"),
     K("algolia_admin_key", r(HEX, 32), "ALGOLIA_ADMIN_KEY={v}", GL + "algolia-api-key"),
-    K("snyk_token", uuid4(), "snyk auth {v}", "docs.snyk.io/snyk-cli/commands/auth"),
+    K("snyk_token", uuid4(), "snyk auth {v}", "docs.snyk.io/snyk-cli/handlers/auth"),
     # --- payment and commerce
     K(
         "stripe_secret",

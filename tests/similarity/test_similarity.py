@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from builder.config.stages import GateConfig
 from builder.errors import ConfigError
 from builder.ingest.formats.base import shell_action, tool_call_action
 from builder.similarity.compare import SIMILARITIES, get_similarity, semantic
@@ -16,6 +17,7 @@ from tests.paths import SHARED
 
 SAMPLES = SHARED
 PAIRS = load_pairs()
+THETA = GateConfig().threshold
 
 
 def sh(command: str) -> Action:
@@ -90,7 +92,15 @@ def test_heredoc_content_decides_between_writes_to_the_same_file() -> None:
 def test_submit_versus_anything_else_is_zero() -> None:
     submit = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
     assert sem(submit, "git add -A && git diff --cached") == 0.0
-    assert sem(submit, "echo MINI_SWE_AGENT_FINAL_OUTPUT") == 1.0
+    # the marker alone submits no diff: another submission (issue 26, class 7)
+    assert sem(submit, "echo MINI_SWE_AGENT_FINAL_OUTPUT") == 0.0
+    assert (
+        sem(
+            submit,
+            submit.replace("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT"),
+        )
+        == 1.0
+    )
     assert semantic(tool_call_action("submit", {}), sh("submit")) == 1.0
     assert semantic(tool_call_action("finish", {}), ed(command="view", path="a.py")) == 0.0
 
@@ -110,7 +120,8 @@ def test_decisive_mismatches_are_capped() -> None:
 
 def test_multi_command_lines_are_aligned() -> None:
     assert sem("cd /testbed && python a.py && echo done", "python a.py") == 1.0
-    assert sem("python a.py", "python a.py && python b.py") == pytest.approx(0.5)
+    # every command must match: an extra one is another action, not half of the same one
+    assert sem("python a.py", "python a.py && python b.py") == 0.0
 
 
 def test_editor_calls_compare_field_wise() -> None:
@@ -158,7 +169,9 @@ def test_real_trajectory_commands_parse_and_match_themselves() -> None:
     actions = [sh(c) for c in commands]
     for action in actions:
         assert semantic(action, action) == 1.0
-    assert semantic(actions[-1], sh("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")) == 1.0
+        assert semantic(sh(action.command + " "), action) == 1.0
+    assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in (actions[-1].command or "")
+    assert semantic(actions[-1], sh("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")) == 0.0
     assert semantic(actions[0], actions[-1]) == 0.0
 
 
@@ -210,17 +223,20 @@ def test_mined_rows_quote_real_actions_of_the_samples() -> None:
 
 
 def test_semantic_meets_the_floors_on_the_held_out_split() -> None:
-    """Held out, at the default threshold, the floors of issue 10: precision of "same" 0.98,
-    recall 0.85. Measured 0.983 / 0.983 (116 of 118 "same" right, 2 false "same") after the
-    second and third mining rounds; the first 203 held-out pairs gave 0.971 (67 of 69)."""
-    result = agreement(semantic, HOLDOUT, threshold=0.65)
+    """Held out, at the default θ. The floors of issue 10 were precision of "same" 0.98 and
+    recall 0.85 (then measured 0.983 / 0.983 at θ 0.65 with the bag-of-words similarity).
+    The strict similarity of issue 26 measures 1.000 / 0.924 (109 of 118 "same", no false
+    "same"): several "same" labels of this table are leniencies the issue calls wrong (a
+    truncated output, a file filter on one side, the submit marker alone)."""
+    result = agreement(semantic, HOLDOUT, threshold=THETA)
     assert result.precision >= 0.98, result.as_dict()
     assert result.recall >= 0.85, result.as_dict()
 
 
 def test_semantic_on_the_design_split() -> None:
-    result = agreement(semantic, [p for p in PAIRS if p.split == "design"], threshold=0.65)
-    assert result.precision >= 0.98 and result.recall >= 0.85, result.as_dict()
+    """Measured 1.000 / 0.762 at the default θ (issue 26: strict by construction)."""
+    result = agreement(semantic, [p for p in PAIRS if p.split == "design"], threshold=THETA)
+    assert result.precision >= 0.98 and result.recall >= 0.75, result.as_dict()
 
 
 def test_semantic_agrees_better_than_normalized_and_exact() -> None:

@@ -337,5 +337,79 @@ def test_mini_swe_agent_format_errors_in_a_real_run(tmp_path: Path) -> None:
     assert len(steps) == len(raw) == len(_raw_mini_steps(MINI_FILES[0])) + 2
     reasons = [s.ineligible_reason for s in steps]
     assert reasons[1:4] == ["next_action_rejected", "multiple_actions", "no_action"]
-    assert steps[1].next_action is not None and steps[1].next_action.command == "ls"
+    assert (
+        steps[1].next_action is not None and steps[1].next_action.command == "ls && pwd"
+    )  # the whole turn
     assert [r for _, _, r in raw][1:4] == [True, True, False]
+
+
+# ---------------------------------------------------------------- whole next turns (issue 26)
+
+# a real Claude Code turn of two Bash calls, verbatim from DRMacIver/claude-reliability at
+# 4e49f16a86de, snapshot-tests/tests/python-to-rust-port/transcript.jsonl (message
+# msg_014ZxPEczCivfTvoKfRATh6J); its `description` arguments are left out
+LINT = '{"command": "just lint 2>&1"}'
+FORMAT = '{"command": "just format 2>&1"}'
+
+
+def _first_step_before(turn: list[ToolCall]) -> StepRecord:
+    """The step of a `cargo build` call whose next turn is `turn` (Claude Code)."""
+    messages = [
+        Message("user", "port it"),
+        Message("assistant", "", [ToolCall("c", "Bash", '{"command": "cargo build 2>&1"}')]),
+        Message("tool", LONG, tool_call_id="c"),
+        Message("assistant", "", turn),
+        *(Message("tool", "ok", tool_call_id=call.id) for call in turn),
+    ]
+    traj = _traj(messages, "claude-code")
+    return next(iter(build_steps(traj, get_adapter("claude-code"), EligibilityRules())))
+
+
+def test_the_logged_next_action_is_the_whole_next_turn() -> None:
+    step = _first_step_before([ToolCall("d", "Bash", LINT), ToolCall("e", "Bash", FORMAT)])
+    assert step.next_action is not None
+    assert step.next_action.command == "just lint 2>&1 && just format 2>&1"
+
+
+def test_replaying_the_identical_turn_is_the_same_action_as_the_logged_one() -> None:
+    """The agent's reply is combined like the logged turn: identical turns score 1.0, and a
+    reply with only the first call does not (before issue 26 the reference was the first call
+    alone, so the identical turn scored 0.5 and failed while the half turn passed)."""
+    from builder.llm.protocol import Completion
+    from builder.nap.agent_reply import parse_reply
+    from builder.similarity.compare import semantic
+
+    adapter = get_adapter("claude-code")
+    turn = [ToolCall("d", "Bash", LINT), ToolCall("e", "Bash", FORMAT)]
+    logged = _first_step_before(turn).next_action
+    assert logged is not None
+    whole = parse_reply(
+        adapter, Completion("", (ToolCall("x", "Bash", LINT), ToolCall("y", "Bash", FORMAT)))
+    )
+    half = parse_reply(adapter, Completion("", (ToolCall("x", "Bash", LINT),)))
+    assert whole is not None and half is not None
+    assert semantic(whole, logged) == 1.0
+    assert semantic(half, logged) == 0.0
+
+
+def test_a_turn_of_other_tools_is_one_action_of_all_its_calls() -> None:
+    """A real turn of two Reads (same repository, coverage-test-fix transcript, message
+    msg_017MmaKcDZ3XWAmy6PJZ86Ae): the next action lists both, and a reply reading only
+    the first file is not the same action."""
+    from builder.llm.protocol import Completion
+    from builder.nap.agent_reply import parse_reply
+    from builder.similarity.compare import semantic
+
+    reads = (
+        ToolCall("r1", "Read", '{"file_path": "/tmp/tmpw6sk2trg/src/math_utils.py"}'),
+        ToolCall("r2", "Read", '{"file_path": "/tmp/tmpw6sk2trg/tests/test_math_utils.py"}'),
+    )
+    adapter = get_adapter("claude-code")
+    logged = _first_step_before(list(reads)).next_action
+    assert logged is not None and logged.tool == "tool_calls"
+    assert [c["tool"] for c in json.loads(logged.arguments)["calls"]] == ["Read", "Read"]
+    both = parse_reply(adapter, Completion("", reads))
+    first = parse_reply(adapter, Completion("", reads[:1]))
+    assert both is not None and first is not None
+    assert semantic(both, logged) == 1.0
+    assert semantic(first, logged) == 0.0

@@ -115,6 +115,48 @@ def shell_action(command: str, raw: str, tool: str = "bash") -> Action:
     )
 
 
+# the tool name of a turn of several calls that are not all shell commands
+TURN_TOOL = "tool_calls"
+
+
+def combine_turn(actions: Sequence[Action]) -> Action | None:
+    """One action for a whole turn: several shell calls become one command joined with
+    ` && ` (as the harness runs them, one after another); several calls of other tools
+    become a `tool_calls` action whose arguments list every call in order. NAP compares
+    whole turns with whole turns, the agent's reply and the logged next turn alike."""
+    if not actions:
+        return None
+    if len(actions) == 1:
+        return actions[0]
+    raw = "\n".join(a.raw for a in actions)
+    if all(a.command is not None for a in actions):
+        return shell_action(" && ".join(a.command or "" for a in actions), raw, actions[0].tool)
+    calls = [{"tool": a.tool, "arguments": _arguments(a.arguments)} for a in actions]
+    return Action(tool=TURN_TOOL, arguments=canonical_json({"calls": calls}), command=None, raw=raw)
+
+
+def turn_calls(action: Action) -> list[Action]:
+    """The calls of a `tool_calls` turn (`combine_turn`), or the action itself."""
+    if action.tool != TURN_TOOL:
+        return [action]
+    calls = _arguments(action.arguments).get("calls")
+    if not isinstance(calls, list):
+        return [action]
+    return [
+        tool_call_action(str(c.get("tool", "")), c.get("arguments") or {})
+        for c in calls
+        if isinstance(c, dict)
+    ]
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError:
+        return {"_raw": text}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 

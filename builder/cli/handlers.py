@@ -156,9 +156,19 @@ def view_command(args: argparse.Namespace) -> int:
 
 def calibrate_command(args: argparse.Namespace) -> int:
     from builder.calibrate import calibrate
+    from builder.config import load_config
+    from builder.config.stages import GateConfig
 
+    theta, source = GateConfig().threshold, "the default gate.threshold"
+    if args.config:
+        theta, source = load_config(Path(args.config), []).gate.threshold, args.config
     text = calibrate(
-        Path(args.pairs), args.similarity, split=args.split, min_precision=args.min_precision
+        Path(args.pairs),
+        args.similarity,
+        split=args.split,
+        min_precision=args.min_precision,
+        pipeline_theta=theta,
+        pipeline_source=source,
     )
     print(text)
     return 0

@@ -1,0 +1,112 @@
+"""Where the near-miss benchmark's trajectories come from: public runs, pinned by commit.
+
+Each source is a public GitHub repository at a fixed commit (read from a local git mirror, as
+`fetch` brings them: `<mirrors>/<owner>+<name>/repo`) or the project's shared samples
+(`../shared/trajectories`, whose own SOURCES.md names their origin). Every one is MIT licensed;
+the benchmark keeps only command strings and tool arguments from them, with the file each came
+from (tests/similarity/near_misses/SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = next(
+    (p / "shared" / "trajectories" for p in ROOT.parents if (p / "shared").is_dir()),
+    ROOT.parent / "shared" / "trajectories",
+)
+
+
+@dataclass(frozen=True)
+class RepoSource:
+    """Trajectory files of one repository at one commit, chosen by a glob on their path."""
+
+    repo: str  # owner/name on GitHub
+    commit: str
+    pattern: str  # fnmatch over the path in the repository
+    harness: str
+    licence: str = "MIT"
+    last_only_in: str | None = None  # keep only the last file of each folder (LLM-log prefixes)
+
+
+REPOS = (
+    RepoSource(
+        "gruckion/mini-swe-agent",
+        "d12a71affd95403b036b2bdbd827349b77bfffb9",
+        "swebench_results/20251118_gemini-3-pro-74pct/trajs/*/*.traj.json",
+        "mini-swe-agent (Gemini 3 Pro, SWE-bench Verified, 500 runs)",
+    ),
+    RepoSource(
+        "SWE-agent/SWE-agent",
+        "3ea751c087f32b16e039a2233dd6eefecef325d5",
+        "*.traj",
+        "SWE-agent (GPT-4 runs and demonstrations, CTF demonstrations)",
+    ),
+    RepoSource(
+        "DRMacIver/claude-reliability",
+        "4e49f16a86de76d9b0dc3ea2b8526677abe89f52",
+        "snapshot-tests/tests/*/transcript.jsonl",
+        "Claude Code (session transcripts)",
+        "MIT (declared in Cargo.toml and README)",
+    ),
+    RepoSource(
+        "OpenHands/software-agent-sdk",
+        "611629e6999ad398dc49c761721eefe18d5e6bd9",
+        "tests/fixtures/llm_data/*llm-logs/*.json",
+        "OpenHands (LLM completion logs)",
+        last_only_in="folder",
+    ),
+    RepoSource(
+        "OpenHands/software-agent-sdk",
+        "611629e6999ad398dc49c761721eefe18d5e6bd9",
+        "tests/sdk/conversation/goal/fixtures/events.jsonl",
+        "OpenHands SDK (events)",
+    ),
+)
+# the shared samples not already covered by a repository above (see their SOURCES.md)
+SHARED_FILES = (
+    "openhands-v0/basic.json",
+    "openhands-v0/resolver/output.jsonl",
+    "swe-smith-messages/ft_xml_example.jsonl",
+    "atif-variant/trajectory.json",
+)
+
+
+def _git(mirror: Path, *args: str) -> bytes:
+    return subprocess.run(
+        ["git", "--git-dir", str(mirror), *args], check=True, capture_output=True
+    ).stdout
+
+
+def repo_files(source: RepoSource, mirrors: Path) -> list[str]:
+    """Paths of the source's trajectory files at its commit."""
+    mirror = mirrors / source.repo.replace("/", "+") / "repo"
+    if not mirror.is_dir():
+        raise SystemExit(f"{mirror}: missing; fetch github:{source.repo} first")
+    listing = _git(mirror, "ls-tree", "-r", "--name-only", source.commit).decode().splitlines()
+    paths = sorted(p for p in listing if fnmatch(p, source.pattern))
+    if source.last_only_in:
+        last: dict[str, str] = {}
+        for p in paths:
+            last[p.rsplit("/", 1)[0]] = p
+        paths = sorted(last.values())
+    return paths
+
+
+def materialise(mirrors: Path, cache: Path) -> Iterator[tuple[str, Path]]:
+    """(source label `owner/name@commit:path` or `shared:path`, local file) of every file."""
+    for source in REPOS:
+        mirror = mirrors / source.repo.replace("/", "+") / "repo"
+        for path in repo_files(source, mirrors):
+            local = cache / source.repo.replace("/", "+") / path
+            if not local.exists():
+                local.parent.mkdir(parents=True, exist_ok=True)
+                local.write_bytes(_git(mirror, "show", f"{source.commit}:{path}"))
+            yield f"{source.repo}@{source.commit[:12]}:{path}", local
+    for name in SHARED_FILES:
+        yield f"shared:{name}", SHARED / name

@@ -1,0 +1,139 @@
+"""Code and written text as comparable keys: Python by its syntax tree, other text exactly.
+
+Two `python -c` programs, heredoc scripts or edit contents are the same when they parse to
+the same tree: quoting, spacing, line breaks vs `;` and comments do not count, but every
+operator, string literal, name and indentation level does. Real near misses the old
+bag-of-words comparison called equal, all different here: `open(f, "w+b")` vs `open(f, "w")`
+(pytest-dev__pytest-5262), `print(srepr(1))` vs `print(srepr(Integer(1)))` (sympy-19346),
+`class A: pass; print(str(A))` on one line (a NameError: the print is in the class body) vs
+two lines (django-13401). Text that does not parse as Python is compared line by line with
+trailing spaces and trailing blank lines set aside.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import re
+import tokenize
+from functools import lru_cache
+
+from builder.similarity.heredocs import clean_body
+
+_PY_SUFFIXES = (".py", ".pyi")
+# JavaScript inserts a missing semicolon at a line end (automatic semicolon insertion): the
+# same App.tsx edit with and without them is one change (OpenHands resolver run, pr-viewer#1)
+_JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx")
+# a shell word in an unquoted heredoc: `\\`, `\$`, `` \` `` lose their backslash, `\`+newline joins
+_HEREDOC_ESCAPE = re.compile(r"\\([\\$`])|\\\n")
+
+
+def text_key(text: str) -> str:
+    """Text with trailing spaces of each line and trailing blank lines removed."""
+    lines = [line.rstrip() for line in clean_body(text).split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=4096)
+def python_key(code: str, scratch: bool = False) -> str:
+    """The syntax tree of Python code (`ast:` ...), or its `text_key` when it does not parse.
+
+    Imports of names the code never uses are left out: dropping an unused `import sys`
+    changes nothing the program does (django-11451: the same file rewrite with and without it).
+    `scratch` code (`python -c`, a script fed on stdin) is run for what it prints, so a
+    print that shows values is reduced to those values: `print(a, b)` and
+    `print(f"Called with {a}, {b}")` show the same thing (django-13590). Prints of constants
+    only keep their text, and code written into files is compared whole.
+    """
+    source = clean_body(code)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return "text:" + text_key(source)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used |= {_root(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    tree.body = [s for s in tree.body if not _unused_import(s, used)]
+    if scratch:
+        tree = _PrintValues().visit(tree)
+    return "ast:" + ast.dump(tree, include_attributes=False)
+
+
+class _PrintValues(ast.NodeTransformer):
+    """`print(...)` calls reduced to the values they show, in order, when they show any."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if not (isinstance(node.func, ast.Name) and node.func.id == "print"):
+            return node
+        values: list[ast.expr] = []
+        for arg in node.args:
+            parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
+            for part in parts:
+                if (
+                    isinstance(part, ast.FormattedValue)
+                    and part.conversion == -1
+                    and not part.format_spec
+                ):
+                    values.append(part.value)
+                elif not isinstance(part, ast.Constant):
+                    values.append(part)
+        if not values:
+            return node
+        return ast.Call(func=node.func, args=values, keywords=[])
+
+
+def _root(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _unused_import(stmt: ast.stmt, used: set[str]) -> bool:
+    """A plain `import x` whose name is never used (`from x import y` is always kept)."""
+    if not isinstance(stmt, ast.Import):
+        return False
+    return all((alias.asname or alias.name.split(".")[0]) not in used for alias in stmt.names)
+
+
+def content_key(text: str, path: str | None = None) -> str:
+    """The key of written content: a syntax tree for a Python file, else its text."""
+    if path is not None and path.endswith(_PY_SUFFIXES):
+        return python_key(text)
+    return "text:" + text_key(text)
+
+
+def fragment_key(text: str, path: str | None = None) -> str:
+    """A piece of a file (an edit's old or new text): for Python files its tokens, with
+    string literals by value and comments dropped, so `'PixelData'` and `"PixelData"` agree
+    while every operator, name and indentation level still counts; for JavaScript and
+    TypeScript its lines without a closing semicolon; else `text_key`."""
+    if path is not None and path.endswith(_JS_SUFFIXES):
+        lines = [line.rstrip().removesuffix(";").rstrip() for line in text.split("\n")]
+        return "js:" + text_key("\n".join(lines))
+    if path is None or not path.endswith(_PY_SUFFIXES):
+        return "text:" + text_key(text)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return "text:" + text_key(text)
+    out = []
+    for tok in tokens:
+        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENDMARKER):
+            continue
+        value = "" if tok.type in (tokenize.NEWLINE, tokenize.DEDENT) else tok.string
+        if tok.type == tokenize.STRING:
+            with contextlib.suppress(ValueError, SyntaxError):
+                value = repr(ast.literal_eval(value))
+        out.append(f"{tok.type}:{value}")
+    while out and out[-1] in (f"{tokenize.NEWLINE}:", f"{tokenize.DEDENT}:"):
+        out.pop()  # a trailing line break, and the dedents it closes
+    return "tokens:" + "\x1f".join(out)
+
+
+def heredoc_text(body: str, literal: bool) -> str:
+    """A heredoc body as the command receives it: unquoted delimiters process backslashes
+    (`$VAR` stays as written: its value is unknown here)."""
+    return body if literal else _HEREDOC_ESCAPE.sub(lambda m: m.group(1) or "", body)

@@ -1,0 +1,78 @@
+"""Keys of commands that run code: `python` (code, module or script) and test runners.
+
+Code is compared as its syntax tree (`code.python_key`), a test run as its selection of
+tests and the options that change what runs or what is shown. pytest, `python -m pytest` and
+sympy's `bin/test` run the same tests on the same selection (sympy-16597:
+`pytest sympy/core/tests/test_assumptions.py` vs `bin/test sympy/core/tests/...`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from builder.similarity.argv import (
+    COSMETIC,
+    Key,
+    cwd_key,
+    flags_of,
+    generic_key,
+    is_path,
+    paths,
+    stdout_target,
+)
+from builder.similarity.bashparse import SimpleCommand
+from builder.similarity.code import heredoc_text, python_key
+from builder.similarity.normalize import resolve
+
+PYTEST_SCRIPTS = frozenset({"bin/test"})
+_VERBOSITY = re.compile(r"^(-v=?\d|--verbosity(=\d)?|--parallel=\d+)$")
+
+
+def python_command(cmd: SimpleCommand) -> Key:
+    """Interpreter options end at `-c CODE`, `-m MODULE`, a script or `-`; the rest is argv.
+    `-u` (unbuffered) shows the same output on the screen, but not in a file: a process
+    killed while its output is buffered leaves the file without it (django-13809,
+    `python -u manage.py runserver > out.txt 2>&1 &` then `kill`)."""
+    args = list(cmd.args)
+    options: list[str] = []
+    while args and args[0].startswith("-") and args[0] not in ("-", "-c", "-m"):
+        option = args.pop(0)
+        if option in ("-W", "-X") and args:
+            option += "=" + args.pop(0)
+        options.append(option)
+    opts = frozenset(options) - (COSMETIC["python"] if stdout_target(cmd) is None else frozenset())
+    if args[:1] == ["-c"] and len(args) > 1:
+        return ("python", "code", python_key(args[1], True), opts, paths(args[2:], cmd.cwd))
+    if args[:1] == ["-m"] and len(args) > 1:
+        module, rest = args[1], tuple(args[2:])
+        if module == "pytest":
+            return pytest_run(rest, cmd.cwd, opts)
+        if module == "pip" and not opts:  # `python -m pip install -e .` is `pip install -e .`
+            return generic_key(replace(cmd, name="pip", args=rest), "pip")
+        flags, positional = flags_of(module, rest, cmd.cwd)  # the module's own command line
+        return ("run", "-m", module, opts, flags, paths(positional, cmd.cwd), cwd_key(cmd.cwd))
+    if args and args[0] != "-":
+        script = resolve(args[0], cmd.cwd)
+        if script.endswith("runtests.py"):
+            return django_runtests(tuple(args[1:]), opts)
+        return ("run", "script", script, opts, paths(args[1:], cmd.cwd), cwd_key(cmd.cwd))
+    code = heredoc_text(cmd.heredoc or "", cmd.heredoc_literal)
+    return ("python", "code", python_key(code, True), opts, paths(args[1:], cmd.cwd))
+
+
+def pytest_run(args: tuple[str, ...], cwd: str | None, opts: frozenset[str] = frozenset()) -> Key:
+    """The tests selected (files and node ids resolved) and the options that matter."""
+    flags, positional = flags_of("pytest", args, cwd)
+    selection = tuple(
+        sorted(resolve(p, cwd) if is_path(p.partition("::")[0]) else p for p in positional)
+    )
+    return ("test", "pytest", selection, flags, opts)
+
+
+def django_runtests(args: tuple[str, ...], opts: frozenset[str] = frozenset()) -> Key:
+    """Django's `tests/runtests.py`: the test labels, verbosity and parallelism aside."""
+    flags, labels = flags_of("runtests", args)
+    flags = frozenset(f for f in flags if not _VERBOSITY.match(f))
+    labels = tuple(sorted(a for a in labels if not a.isdigit()))  # `-v 2`: a flag's value
+    return ("test", "runtests", labels, flags, opts)
