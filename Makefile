@@ -29,11 +29,15 @@ $(STAMP): pyproject.toml
 bytecode:
 	@$(BIN)/python -m compileall -q builder schemas >/dev/null
 
-# Headless Chromium for the view test (tests/view): installed with apt-get only when it is
-# missing and we are root; elsewhere that test skips and says how to install it.
+# Headless Chromium for the view test (tests/view) and tmux for the terminal test
+# (tests/run/test_terminal.py): installed with apt-get only when missing and we are root;
+# elsewhere those tests skip and say how to install them.
 test-deps:
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v tmux >/dev/null || missing="$$missing tmux"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
 test: setup test-deps
