@@ -148,6 +148,11 @@ def as_count(value: Any) -> int | None:
     return value if INT64_MIN <= value <= INT64_MAX else None
 
 
+def bump(counts: dict[str, int], key: str, n: int = 1) -> None:
+    """Count `n` more of `key` (the per-trajectory tallies adapters keep in metadata)."""
+    counts[key] = counts.get(key, 0) + n
+
+
 def hand_over(box: list[LoadResult]) -> Iterator[LoadResult]:
     """Yield the records of `box`, emptying it: no suspended frame keeps one alive, so the
     consumer can free a huge record as soon as it is done with it."""

@@ -26,6 +26,7 @@ from builder.ingest.formats.base import (
     BaseAdapter,
     LoadResult,
     as_count,
+    bump,
     canonical_json,
     quarantine,
     tool_call_action,
@@ -33,7 +34,6 @@ from builder.ingest.formats.base import (
 )
 from builder.ingest.formats.codex_items import (
     Segmenter,
-    bump,
     is_injected,
     shell_command,
     text_of,

@@ -20,7 +20,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from builder.ingest.formats.base import canonical_json
+from builder.ingest.formats.base import bump, canonical_json
 from builder.ingest.formats.reconstruct import Transcript, arguments_text
 from schemas.trajectories import Message, ToolCall
 
@@ -69,10 +69,6 @@ def text_of(content: Any, counts: dict[str, int]) -> str:
         elif isinstance(part, dict):
             bump(counts, f"part:{part.get('type')}")
     return "\n".join(texts)
-
-
-def bump(counts: dict[str, int], key: str, n: int = 1) -> None:
-    counts[key] = counts.get(key, 0) + n
 
 
 def tool_call(item: Item) -> ToolCall:
