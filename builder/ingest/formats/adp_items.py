@@ -108,8 +108,27 @@ def to_content(messages: list[Message], extra: dict[str, Any]) -> tuple[list[Any
             name = "system" if message.role == "system" else message.name
             content.append({"class_": "text_observation", "content": message.content, "name": name,
                             "source": "user"})  # fmt: skip
+    _unique_ids(content, extra)
     _unlink_unanswered(content, extra)
     return content, positions
+
+
+def _unique_ids(content: list[dict[str, Any]], extra: dict[str, Any]) -> None:
+    """ADP wants action ids unique; some logs reuse one (SWE-agent demonstrations). A repeated
+    id, and the results that follow it, get `<id>~<n>`; `details` keeps the logged one."""
+    seen: dict[str, int] = {}
+    current: dict[str, str] = {}  # logged id -> the id in use since its latest action
+    for index, item in enumerate(content):
+        logged = item.get("tool_call_id")
+        if logged is None:
+            continue
+        if item["class_"].endswith("_action"):
+            seen[logged] = seen.get(logged, 0) + 1
+            current[logged] = logged if seen[logged] == 1 else f"{logged}~{seen[logged] - 1}"
+        new = current.get(logged, logged)
+        if new != logged:
+            item["tool_call_id"] = new
+            extra.setdefault("logged_ids", {})[str(index)] = logged
 
 
 def _unlink_unanswered(content: list[dict[str, Any]], extra: dict[str, Any]) -> None:
@@ -134,6 +153,7 @@ def from_content(
     known: dict[str, str] = {}
     last_unlinked: str | None = None
     starts = set(extra.get("turn_starts") or [])
+    logged: dict[str, str] = extra.get("logged_ids") or {}
 
     def close() -> None:
         nonlocal turn, thought
@@ -154,13 +174,17 @@ def from_content(
                 call_id = last_unlinked = f"call_{number:06d}"
             call = _call(item, str(call_id), extra, str(number))
             known[call.id] = call.name
+            call = dataclasses.replace(call, id=logged.get(str(number), call.id))
             turn.append(call)
         elif kind == "message_action":
             close()
             messages.append(Message(role="assistant", content=str(item.get("content") or "")))
         elif kind == "text_observation":
             close()
-            messages.append(_observation(item, known, last_unlinked))
+            message = _observation(item, known, last_unlinked)
+            if message.tool_call_id is not None and str(number) in logged:
+                message = dataclasses.replace(message, tool_call_id=logged[str(number)])
+            messages.append(message)
             last_unlinked = None
         else:
             close()
