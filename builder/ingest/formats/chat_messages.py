@@ -163,8 +163,9 @@ def _scalar_metadata(row: Mapping[str, Any], skip: set[str]) -> dict[str, Any]:
 def tools_json(value: Any, where: str) -> str | None:
     """The row's `tools` (OpenAI fine-tuning JSONL puts the tool schemas beside `messages`).
 
-    Replay sends them with every agent request, as the harness did; a list or its JSON text is
-    accepted, anything else is a broken record rather than silently dropped tools."""
+    Replay sends them with every agent request, as the harness did; a list (of schemas or of
+    their JSON texts) or its JSON text is accepted, anything else is a broken record rather than
+    silently dropped tools."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -179,7 +180,17 @@ def tools_json(value: Any, where: str) -> str | None:
             raise RecordError(f"{where}: a 'tools' entry is not valid JSON ({exc.msg})") from None
     if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
         raise RecordError(f"{where}: 'tools' must be a list of tool schemas (objects)")
-    return canonical_json(value) if value else None
+    return canonical_json([_without_nulls(t) for t in value]) if value else None
+
+
+def _without_nulls(value: Any) -> Any:
+    """A schema with its null-valued keys left out: Parquet stores a list of tool schemas as
+    structs that give every schema every key any of them has, absent ones as null."""
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def record_from_row(
