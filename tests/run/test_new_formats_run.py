@@ -22,7 +22,9 @@ def test_a_run_over_the_new_formats_yields_supervision_and_exports_it(tmp_path: 
     with nap_server() as server:
         config = tmp_path / "run.yaml"
         config.write_text(run_config(DATA, server.base_url, out, eligibility={"min_tokens": 200}))
-        done = subprocess.run([*CLI, "run", str(config)], capture_output=True, text=True, timeout=900)
+        done = subprocess.run(
+            [*CLI, "run", str(config)], capture_output=True, text=True, timeout=900
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         assert server.refused == []
         agent = [b for b in server.requests if not b.get("response_format")]
@@ -40,15 +42,20 @@ def test_a_run_over_the_new_formats_yields_supervision_and_exports_it(tmp_path: 
     assert () in offered
 
     adp = tmp_path / "adp"
-    done = subprocess.run([*CLI, "export", str(out), "--to", "adp", str(adp)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [*CLI, "export", str(out), "--to", "adp", str(adp)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in (adp / "full_std.jsonl").read_text().splitlines()]
     linked = [
         (t["id"], link["step_index"], row["target"])
-        for t in lines for link in t["details"]["nap_builder"]["steps"]
+        for t in lines
+        for link in t["details"]["nap_builder"]["steps"]
         for row in link.get("supervision", [])
-    ]  # fmt: skip
+    ]
     expected = supervision.select("trajectory_id", "step_index", "target").rows()
     assert sorted(linked) == sorted(expected)
     for trajectory in lines:

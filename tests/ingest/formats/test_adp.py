@@ -72,14 +72,18 @@ def _table(folder: Path, name: str, keys: list[str]) -> pl.DataFrame:
     return pl.read_parquet(folder / name / "*.parquet").sort(keys)
 
 
-def test_an_export_reads_back_to_the_same_steps_and_trajectories(exported: tuple[Path, Path]) -> None:
+def test_an_export_reads_back_to_the_same_steps_and_trajectories(
+    exported: tuple[Path, Path],
+) -> None:
     before, after = exported
     steps = _table(before, "steps", ["trajectory_id", "step_index"])
     assert steps.height > 200 and steps["source_format"].n_unique() >= 11
     assert steps.equals(_table(after, "steps", ["trajectory_id", "step_index"]))
     drop = ["source_path", "record_index"]
-    assert _table(before, "trajectories", ["trajectory_id"]).drop(drop).equals(
-        _table(after, "trajectories", ["trajectory_id"]).drop(drop)
+    assert (
+        _table(before, "trajectories", ["trajectory_id"])
+        .drop(drop)
+        .equals(_table(after, "trajectories", ["trajectory_id"]).drop(drop))
     )
 
 
@@ -102,20 +106,45 @@ FOREIGN = {
     "schema_version": "1.5.0",
     "id": "arrow-py__arrow-1",
     "content": [
-        {"class_": "text_observation", "content": "Fix the f-string formatting.", "name": None, "source": "user"},
-        {"tool_call_id": "call_000001", "class_": "code_action", "language": "bash",
-         "content": "grep -n __format__ arrow/arrow.py", "description": "Find the method."},
-        {"tool_call_id": "call_000001", "class_": "text_observation", "content": "791:    def __format__",
-         "name": None, "source": "environment"},
-        {"tool_call_id": "call_000002", "class_": "api_action", "function": "str_replace_editor",
-         "kwargs": {"command": "view", "path": "/testbed/arrow/arrow.py"}, "description": "Read it."},
-        {"tool_call_id": "call_000002", "class_": "text_observation", "content": "\n".join(f"{i} line" for i in range(400)),
-         "name": None, "source": "environment"},
+        {
+            "class_": "text_observation",
+            "content": "Fix the f-string formatting.",
+            "name": None,
+            "source": "user",
+        },
+        {
+            "tool_call_id": "call_000001",
+            "class_": "code_action",
+            "language": "bash",
+            "content": "grep -n __format__ arrow/arrow.py",
+            "description": "Find the method.",
+        },
+        {
+            "tool_call_id": "call_000001",
+            "class_": "text_observation",
+            "content": "791:    def __format__",
+            "name": None,
+            "source": "environment",
+        },
+        {
+            "tool_call_id": "call_000002",
+            "class_": "api_action",
+            "function": "str_replace_editor",
+            "kwargs": {"command": "view", "path": "/testbed/arrow/arrow.py"},
+            "description": "Read it.",
+        },
+        {
+            "tool_call_id": "call_000002",
+            "class_": "text_observation",
+            "content": "\n".join(f"{i} line" for i in range(400)),
+            "name": None,
+            "source": "environment",
+        },
         {"class_": "message_action", "content": "<finish> done </finish>", "description": ""},
     ],
     "available_code_languages": ["bash"],
     "details": {},
-}  # fmt: skip
+}
 
 
 def test_a_foreign_adp_trajectory_ingests_as_format_adp(tmp_path: Path) -> None:
@@ -125,7 +154,14 @@ def test_a_foreign_adp_trajectory_ingests_as_format_adp(tmp_path: Path) -> None:
     assert detect(Source(path)).name == "adp"
     (record,) = loaded(ADAPTER, path)
     assert record.source_format == "adp" and record.native_id == "arrow-py__arrow-1"
-    assert [m.role for m in record.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert [m.role for m in record.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
     steps = steps_of(ADAPTER, record, min_tokens=0)
     assert [s.action.tool for s in steps] == ["bash", "str_replace_editor"]
     assert steps[0].action.command == "grep -n __format__ arrow/arrow.py"

@@ -12,7 +12,14 @@ from builder.ingest.formats import detect
 from builder.ingest.formats.cline import ADAPTER
 from builder.ingest.formats.cline_grammar import split_result, xml_tool_use
 from builder.ingest.formats.source import Source
-from tests.ingest.formats.common import DATA, assert_paired, data_files, loaded, sample_files, steps_of
+from tests.ingest.formats.common import (
+    DATA,
+    assert_paired,
+    data_files,
+    loaded,
+    sample_files,
+    steps_of,
+)
 
 (CLINE,) = [p for p in data_files("cline") if p.name == "api_conversation_history.json"]
 (ROO,) = data_files("roo-code")
@@ -70,26 +77,38 @@ def test_native_tool_history_and_a_condense_make_two_windows() -> None:
     assert sum(map(len, uses)) == sum(len(m.tool_calls) for r in records for m in r.messages)
     assert sum(map(len, results)) == sum(m.role == "tool" for r in records for m in r.messages)
     hidden = [json.dumps(m) for m in raw if m.get("condenseParent")]
-    assert hidden and not any(m.content and m.content in h for m in second.messages[2:] for h in hidden)
-    shell = [s for s in steps_of(ADAPTER, second, 0) if s.action and s.action.tool == "execute_command"]
+    assert hidden and not any(
+        m.content and m.content in h for m in second.messages[2:] for h in hidden
+    )
+    shell = [
+        s for s in steps_of(ADAPTER, second, 0) if s.action and s.action.tool == "execute_command"
+    ]
     assert shell[0].action.command == "python -m pytest -q"
     assert shell[0].observation.startswith("=====") and "Exit code" not in shell[0].observation
 
 
 def test_xml_grammar() -> None:
     (action,) = xml_tool_use(
-        "<thinking>maybe <read_file> later</thinking>\n<execute_command>\n<command>ls -la</command>\n"
-        "<requires_approval>false</requires_approval>\n</execute_command>\n<read_file><path>x</path></read_file>"
+        "<thinking>maybe <read_file> later</thinking>\n<execute_command>\n"
+        "<command>ls -la</command>\n<requires_approval>false</requires_approval>\n"
+        "</execute_command>\n<read_file><path>x</path></read_file>"
     )  # only the first tool use outside <thinking> runs
     assert action.tool == "execute_command" and action.command == "ls -la"
     assert json.loads(action.arguments) == {"command": "ls -la", "requires_approval": "false"}
-    (edit,) = xml_tool_use("<write_to_file>\n<path>a.py</path>\n<content>\n<b></content>\n</content>")
+    (edit,) = xml_tool_use(
+        "<write_to_file>\n<path>a.py</path>\n<content>\n<b></content>\n</content>"
+    )
     assert json.loads(edit.arguments)["content"] == "<b></content>"  # ends at the last close
     assert xml_tool_use("Just talking.") == []
     head, body, tail = split_result(
-        "[execute_command for 'ls'] Result:\nCommand executed.\nOutput:\na\nb\n\n<environment_details>\nx\n</environment_details>"
+        "[execute_command for 'ls'] Result:\nCommand executed.\nOutput:\na\nb\n\n"
+        "<environment_details>\nx\n</environment_details>"
     )
-    assert body == "a\nb" and head.endswith("Output:\n") and tail.startswith("\n\n<environment_details>")
+    assert (
+        body == "a\nb"
+        and head.endswith("Output:\n")
+        and tail.startswith("\n\n<environment_details>")
+    )
 
 
 def test_registry_detects_only_histories() -> None:

@@ -76,13 +76,18 @@ def test_counts_equal_the_raw_lines(path: Path) -> None:
             if raw.startswith('{"output":'):
                 assert step.observation == json.loads(raw)["output"]
             else:  # the freeform header (Exit code / Wall time / ... / Output:) stays out
-                assert raw.endswith(step.observation) and "Output:\n" in raw[: -len(step.observation) or None]
+                assert (
+                    raw.endswith(step.observation)
+                    and "Output:\n" in raw[: -len(step.observation) or None]
+                )
 
 
 def test_reasoning_is_counted_and_never_becomes_text() -> None:
     (first, second) = loaded(ADAPTER, NEW)
     encrypted = [i["encrypted_content"] for k, i in raw_items(NEW) if i.get("type") == "reasoning"]
-    summaries = [s["text"] for k, i in raw_items(NEW) if i.get("type") == "reasoning" for s in i["summary"]]
+    summaries = [
+        s["text"] for k, i in raw_items(NEW) if i.get("type") == "reasoning" for s in i["summary"]
+    ]
     assert encrypted and summaries
     text = json.dumps([m.content for r in (first, second) for m in r.messages])
     assert not any(e[:40] in text for e in encrypted)
@@ -110,7 +115,10 @@ def test_parallel_calls_keep_their_own_actions_and_shell_commands_are_lifted() -
     (first, second) = loaded(ADAPTER, NEW)
     steps = steps_of(ADAPTER, first, min_tokens=0)
     parallel = [s for s in steps if s.num_actions == 2]
-    assert {s.action.command for s in parallel} == {"nl -ba textstats/stats.py", "sed -n '1,80p' tests/test_stats.py"}
+    assert {s.action.command for s in parallel} == {
+        "nl -ba textstats/stats.py",
+        "sed -n '1,80p' tests/test_stats.py",
+    }
     assert all(s.ineligible_reason == "multiple_actions" for s in parallel)
     tools = {s.action.tool: s.action.command for s in steps + steps_of(ADAPTER, second, 0)}
     assert tools["shell"] == "python -m pytest -q tests/test_stats.py"  # bash -lc unwrapped
@@ -118,15 +126,22 @@ def test_parallel_calls_keep_their_own_actions_and_shell_commands_are_lifted() -
     assert tools["exec_command"] == "head -n 44 docs/changelog.md"
     assert tools["local_shell"] == "git log --oneline -n 5"
     metadata = json.loads(second.metadata)
-    assert metadata["tool_groups"] == ["shell", "shell_command", "unified_exec", "local_shell",
-                                       "apply_patch", "plan", "view_image"]  # fmt: skip
+    assert metadata["tool_groups"] == [
+        "shell",
+        "shell_command",
+        "unified_exec",
+        "local_shell",
+        "apply_patch",
+        "plan",
+        "view_image",
+    ]
 
 
 def test_the_json_output_of_older_versions_is_rewritten_around_a_new_payload() -> None:
     (record,) = loaded(ADAPTER, OLD)
     step = steps_of(ADAPTER, record)[1]
     message = record.messages[step.observation_message_index]
-    context = agent_context(record, step, ADAPTER, "line one\nline \"two\"")
+    context = agent_context(record, step, ADAPTER, 'line one\nline "two"')
     written = json.loads(context[step.observation_message_index].content)
     assert written == {**json.loads(message.content), "output": 'line one\nline "two"'}
     raw = agent_context(record, step, ADAPTER)  # the raw observation is sent as logged
@@ -167,20 +182,48 @@ def test_a_summary_only_compaction_starts_from_the_system_prompt_and_the_summary
     def line(kind: str, payload: dict[str, Any]) -> str:
         return json.dumps({"timestamp": "t", "type": kind, "payload": payload})
 
-    call = {"type": "function_call", "name": "shell_command", "call_id": "c1",
-            "arguments": json.dumps({"command": "ls"})}  # fmt: skip
+    call = {
+        "type": "function_call",
+        "name": "shell_command",
+        "call_id": "c1",
+        "arguments": json.dumps({"command": "ls"}),
+    }
     path = tmp_path / "rollout.jsonl"
-    path.write_text("\n".join([
-        line("session_meta", {"id": "s", "base_instructions": {"text": "SYSTEM"}}),
-        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
-        line("response_item", call),
-        line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "a\nb"}),
-        line("compacted", {"message": "SUMMARY"}),
-        line("response_item", {**call, "call_id": "c2"}),
-        line("response_item", {"type": "function_call_output", "call_id": "c2", "output": "c"}),
-        line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "late"}),
-    ]) + "\n")  # fmt: skip
-    first, second = loaded(ADAPTER, path)
-    assert [(m.role, m.content) for m in second.messages[:2]] == [("system", "SYSTEM"), ("user", "SUMMARY")]
+    path.write_text(
+        "\n".join(
+            [
+                line("session_meta", {"id": "s", "base_instructions": {"text": "SYSTEM"}}),
+                line(
+                    "response_item",
+                    {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": "go"}],
+                    },
+                ),
+                line("response_item", call),
+                line(
+                    "response_item",
+                    {"type": "function_call_output", "call_id": "c1", "output": "a\nb"},
+                ),
+                line("compacted", {"message": "SUMMARY"}),
+                line("response_item", {**call, "call_id": "c2"}),
+                line(
+                    "response_item",
+                    {"type": "function_call_output", "call_id": "c2", "output": "c"},
+                ),
+                line(
+                    "response_item",
+                    {"type": "function_call_output", "call_id": "c1", "output": "late"},
+                ),
+            ]
+        )
+        + "\n"
+    )
+    _first, second = loaded(ADAPTER, path)
+    assert [(m.role, m.content) for m in second.messages[:2]] == [
+        ("system", "SYSTEM"),
+        ("user", "SUMMARY"),
+    ]
     assert second.messages[-1].role == "user"  # an output of an earlier window's call
     assert json.loads(second.metadata)["counts"]["orphan_outputs"] == 1

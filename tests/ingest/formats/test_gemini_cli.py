@@ -11,7 +11,14 @@ from typing import Any
 from builder.ingest.formats import detect
 from builder.ingest.formats.gemini_cli import ADAPTER, split_shell_output
 from builder.ingest.formats.source import Source
-from tests.ingest.formats.common import DATA, assert_paired, data_files, loaded, sample_files, steps_of
+from tests.ingest.formats.common import (
+    DATA,
+    assert_paired,
+    data_files,
+    loaded,
+    sample_files,
+    steps_of,
+)
 
 FOLDER = DATA / "gemini-cli"
 SESSION = FOLDER / "session-2025-11-04T09-30-9f1c2d3e.json"
@@ -26,7 +33,7 @@ def jsonl_messages(path: Path) -> list[dict[str, Any]]:
         value = json.loads(line)
         if "$rewindTo" in value:
             ids = list(kept)
-            for key in ids[ids.index(value["$rewindTo"]):]:
+            for key in ids[ids.index(value["$rewindTo"]) :]:
                 del kept[key]
         elif "id" in value:
             kept[value["id"]] = value
@@ -53,14 +60,20 @@ def test_session_counts_equal_the_raw_file() -> None:
 
 def test_only_the_shell_output_is_compressed() -> None:
     raw = json.loads(SESSION.read_text())["messages"]
-    outputs = [c["result"][0]["functionResponse"]["response"]["output"] for m in raw
-               for c in m.get("toolCalls", []) if c["name"] == "run_shell_command"
-               and "output" in c["result"][0]["functionResponse"]["response"]]  # fmt: skip
+    outputs = [
+        c["result"][0]["functionResponse"]["response"]["output"]
+        for m in raw
+        for c in m.get("toolCalls", [])
+        if c["name"] == "run_shell_command"
+        and "output" in c["result"][0]["functionResponse"]["response"]
+    ]
     (record,) = loaded(ADAPTER, SESSION)
     shell = [s for s in steps_of(ADAPTER, record) if s.action.tool == "run_shell_command"]
     assert [s.action.command for s in shell] == [
-        "python -m pytest -q tests/test_stats.py", "python -m pytest -q", "git push origin main"
-    ]  # fmt: skip
+        "python -m pytest -q tests/test_stats.py",
+        "python -m pytest -q",
+        "git push origin main",
+    ]
     for step, text in zip(shell, outputs, strict=False):
         body = text.split("\nOutput: ", 1)[1].split("\nError: ", 1)[0]
         assert step.observation == body
@@ -68,9 +81,15 @@ def test_only_the_shell_output_is_compressed() -> None:
 
 def test_shell_envelopes_of_each_version() -> None:
     assert split_shell_output("Output: a\nb\nExit Code: 1\nProcess Group PGID: 9") == (
-        "Output: ", "a\nb", "\nExit Code: 1\nProcess Group PGID: 9")  # fmt: skip
+        "Output: ",
+        "a\nb",
+        "\nExit Code: 1\nProcess Group PGID: 9",
+    )
     assert split_shell_output("Command: ls\nDirectory: (root)\nStdout: x\nStderr: y\nz") == (
-        "Command: ls\nDirectory: (root)\nStdout: ", "x", "\nStderr: y\nz")  # fmt: skip
+        "Command: ls\nDirectory: (root)\nStdout: ",
+        "x",
+        "\nStderr: y\nz",
+    )
     assert split_shell_output("plain") == ("", "plain", "")
 
 
@@ -90,7 +109,9 @@ def test_checkpoint_is_the_api_history() -> None:
     raw = json.loads(CHECKPOINT.read_text())
     (record,) = loaded(ADAPTER, CHECKPOINT)
     calls = [p["functionCall"]["id"] for c in raw for p in c["parts"] if "functionCall" in p]
-    answers = [p["functionResponse"]["id"] for c in raw for p in c["parts"] if "functionResponse" in p]
+    answers = [
+        p["functionResponse"]["id"] for c in raw for p in c["parts"] if "functionResponse" in p
+    ]
     assert [c.id for m in record.messages for c in m.tool_calls] == calls
     assert [m.tool_call_id for m in record.messages if m.role == "tool"] == answers
     thought = next(p["text"] for c in raw for p in c["parts"] if p.get("thought"))
