@@ -35,6 +35,7 @@ ORDER = (
     "report/svg/",
     "plan/",
     "publish/",
+    "export/",
     "scrub/",
     "storage/",
     "llm/",

@@ -1,5 +1,5 @@
-"""The command line: `nap-builder ingest | inspect | plan | run | status | publish | eval |
-view | calibrate | pairs | config`.
+"""The command line: `nap-builder ingest | inspect | plan | run | status | publish | export |
+eval | view | calibrate | pairs | config`.
 
 `parser` declares the commands, their help, defaults and examples; `handlers` runs each one
 (importing its stage only when called, so `--help` stays fast); `app` is the process entry

@@ -6,23 +6,27 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def ingest_command(args: argparse.Namespace) -> int:
+    from builder.errors import ConfigError
     from builder.ingest.parallel import InputSpec, format_summary, run_ingest
     from builder.run.preflight import PreflightError, check_paths
     from builder.startup import command_ready
     from builder.steps.pairing import EligibilityRules
 
+    specs = [InputSpec(p, args.format) for p in args.paths] + hub_specs(args)
+    if not specs:
+        raise ConfigError("ingest needs input paths or --hf-dataset")
     # one bad input among good ones is quarantined, with its cause, like any broken file;
     # none that exists at all is a mistyped command
-    problems = check_paths((f"input {p}", p) for p in args.paths)
-    if len(problems) == len(args.paths):
+    problems = check_paths((f"input {s.path}", s.path) for s in specs)
+    if len(problems) == len(specs):
         raise PreflightError("nothing was ingested:\n  " + "\n  ".join(problems))
     command_ready()
     from builder.scrub.settings import ScrubSettings
 
-    specs = [InputSpec(p, args.format) for p in args.paths]
     rules = EligibilityRules(
         min_tokens=args.min_tokens,
         require_focus=args.require_focus,
@@ -43,6 +47,28 @@ def ingest_command(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def hub_specs(args: argparse.Namespace) -> list[Any]:
+    """`--hf-dataset ID[:SPLIT]` inputs with their `--column` / `--preset` mapping."""
+    from builder.errors import ConfigError
+    from builder.ingest.hub_inputs import dataset_options, parse_columns, split_ref
+    from builder.ingest.parallel import InputSpec
+
+    if not args.hf_dataset:
+        if args.column or args.preset:
+            raise ConfigError("--column and --preset go with --hf-dataset")
+        return []
+    if args.format and args.format != "hf-dataset":
+        raise ConfigError("--hf-dataset inputs are read with --format hf-dataset")
+    columns = parse_columns(args.column or [])
+    specs = []
+    for text in args.hf_dataset:
+        ref, split = split_ref(text)
+        specs.append(
+            InputSpec(ref, "hf-dataset", dataset_options(ref, split, columns, args.preset))
+        )
+    return specs
 
 
 def excluded_ids(values: list[str]) -> frozenset[str]:
@@ -118,6 +144,21 @@ def publish_command(args: argparse.Namespace) -> int:
         tokenizer=args.tokenizer,
         max_tokens=args.max_tokens,
     )
+
+
+def export_command(args: argparse.Namespace) -> int:
+    from builder.errors import ConfigError
+    from builder.export.adp_export import export_adp
+
+    target, folder = args.to
+    if target != "adp":
+        raise ConfigError(f"--to {target}: unknown export format; formats: adp")
+    done = export_adp(Path(args.out), Path(folder), scrub=not args.no_scrub)
+    print(
+        f"wrote {done.path}: {done.trajectories} trajectories (ADP), {done.steps} steps linked, "
+        f"{done.supervision_rows} supervision rows"
+    )
+    return 0
 
 
 def status_command(args: argparse.Namespace) -> int:

@@ -45,7 +45,23 @@ examples:
     "ingest": """\
 examples:
   nap-builder ingest runs/ more/*.jsonl --out work/
-  nap-builder ingest dumps/ --out work/ --format swe-agent --strict""",
+  nap-builder ingest dumps/ --out work/ --format swe-agent --strict
+  nap-builder ingest ~/.codex/sessions ~/.gemini/tmp --out work/    # Codex CLI, Gemini CLI
+  nap-builder ingest --hf-dataset nebius/SWE-rebench-openhands-trajectories:train --out work/
+  nap-builder ingest --hf-dataset copies/swe-smith --preset swe-smith --out work/
+  nap-builder ingest --hf-dataset ORG/NAME --column messages=chat --column id=task --out w/
+
+column roles: messages, id, model, resolved, tools, role_key, content_key
+presets: swe-smith, swe-rebench-openhands, swe-agent-trajectories, open-swe-traces (chosen by
+the Hub id, or by the columns of a local copy, when --preset is not given)""",
+    "export": """\
+Writes DIR/full_std.jsonl: one Agent Data Protocol (ADP) standardized trajectory a line, with
+`details.nap_builder` linking each step to its observation and, for a run folder, the
+compressions selected for it. `nap-builder ingest DIR` reads it back (format `adp`).
+
+examples:
+  nap-builder export out/gpt --to adp out/gpt-adp
+  nap-builder export work/ --to adp adp/ --no-scrub""",
     "inspect": """\
 examples:
   nap-builder inspect work/                       # every trajectory: instance, harness, steps

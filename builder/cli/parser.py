@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ingest = _command(sub, "ingest", "trajectory files → trajectories/steps/quarantine tables")
-    ingest.add_argument("paths", nargs="+", help="files, directories, globs or Hub dataset ids")
+    ingest.add_argument("paths", nargs="*", help="files, directories, globs or Hub dataset ids")
     ingest.add_argument("--out", required=True, help="output directory")
     ingest.add_argument("--format", help="force a format instead of auto-detection")
     ingest.add_argument(
@@ -82,6 +82,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SET|FILE|ID",
         help="drop every trajectory of these instances (decontamination): swe-bench-verified, "
         "swe-bench-lite, a file of ids, or an id; repeatable",
+    )
+    ingest.add_argument(
+        "--hf-dataset",
+        action="append",
+        metavar="ID[:SPLIT]",
+        help="a Hugging Face dataset: a Hub id or a local copy (Parquet, save_to_disk folder), "
+        "optionally one split; repeatable",
+    )
+    ingest.add_argument(
+        "--column",
+        action="append",
+        metavar="ROLE=NAME",
+        help="with --hf-dataset: the column that holds ROLE (messages, id, model, resolved, "
+        "tools, role_key, content_key); repeatable",
+    )
+    ingest.add_argument(
+        "--preset", help="with --hf-dataset: the column layout of a known Hub dataset"
     )
     ingest.add_argument("--require-focus", action="store_true", help="only steps with a CFQ")
     ingest.add_argument("--workers", type=int, default=None, help="worker processes (default: 2)")
@@ -161,6 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave out training rows whose whole sequence is longer (reported per split)",
     )
     publish.set_defaults(func=handlers.publish_command)
+
+    export = _command(sub, "export", "write a folder's trajectories in another format (ADP)")
+    export.add_argument("out", help="an ingest or run output directory")
+    export.add_argument("--to", nargs=2, required=True, metavar=("FORMAT", "DIR"),
+                        help="the format (adp) and the folder to write")  # fmt: skip
+    export.add_argument(
+        "--no-scrub", action="store_true", help="keep secrets in the text (default: redacted)"
+    )
+    export.set_defaults(func=handlers.export_command)
 
     status = _command(sub, "status", "batch jobs of a run: pending, age, progress")
     status.add_argument("out", help="a run output directory")

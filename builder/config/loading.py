@@ -16,6 +16,7 @@ from builder.config.overrides import apply_override
 from builder.config.pipeline import HASH_EXCLUDED, PipelineConfig
 from builder.config.uris import local_path
 from builder.errors import ConfigError
+from builder.ingest.hub_inputs import split_ref
 from builder.llm.endpoint_kinds import endpoint_identity
 
 _GLOB_CHARS = frozenset("*?[")
@@ -96,6 +97,10 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
                 inputs[i] = resolve_input_path(local_path(item, key, others=True), base)
             elif isinstance(item, dict) and isinstance(item.get("path"), str):
                 item["path"] = resolve_input_path(local_path(item["path"], key, others=True), base)
+            elif isinstance(item, dict) and isinstance(item.get("hf_dataset"), str):
+                ref, split = split_ref(item["hf_dataset"])
+                ref = resolve_input_path(local_path(ref, key, others=True), base)
+                item["hf_dataset"] = f"{ref}:{split}" if split else ref
     _resolve_exclude_files(raw, base)
     for section, name in (("output", "dir"), ("output", "local_dir"), ("cache", "dir")):
         node = raw.get(section)

@@ -16,10 +16,11 @@ class InputSpec(_Model):
     """One input: a file, folder, glob or Hugging Face Hub dataset id."""
 
     path: str = Field(
+        default="",
         description="File, folder, glob or Hub id (`owner/name`). Relative paths in a config file "
         "are resolved against that file's folder, relative paths given with --set against the "
         "working directory; a relative path that does not exist and looks like `owner/name` is "
-        "a Hub id (write `./owner/name` to force a local path)."
+        "a Hub id (write `./owner/name` to force a local path). Give this or `hf_dataset`.",
     )
     format: str = Field(
         default="auto", description="Format adapter name, or `auto` to detect per file."
@@ -28,12 +29,38 @@ class InputSpec(_Model):
         default_factory=dict,
         description="Adapter options, e.g. the column mapping of a Hugging Face dataset.",
     )
+    hf_dataset: str | None = Field(
+        default=None,
+        description="A Hugging Face dataset, `ID[:SPLIT]`: a Hub id or a local copy (Parquet "
+        "files, a `save_to_disk` folder). Sets `path`, `format: hf-dataset` and the options "
+        "from `columns` and `preset`, as `nap-builder ingest --hf-dataset` does.",
+    )
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="With `hf_dataset`: which column holds what, `{role: column}`; roles: "
+        "messages, id, model, resolved, tools, role_key, content_key.",
+    )
+    preset: str | None = Field(
+        default=None,
+        description="With `hf_dataset`: the column layout of a known Hub dataset (swe-smith, "
+        "swe-rebench-openhands, swe-agent-trajectories, open-swe-traces); by default chosen by "
+        "the Hub id, or by the columns of a local copy.",
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, value: Any) -> Any:
-        """`inputs: [data/]` is shorthand for `inputs: [{path: data/}]`."""
-        return {"path": value} if isinstance(value, str) else value
+        """`inputs: [data/]` is shorthand for `inputs: [{path: data/}]`; `hf_dataset` fills
+        `path`, `format` and `options`."""
+        if isinstance(value, str):
+            return {"path": value}
+        if isinstance(value, dict) and value.get("hf_dataset"):
+            return _hub_input(value)
+        if isinstance(value, dict) and not value.get("path"):
+            raise ValueError(
+                "an input needs `path` (a file, folder, glob or Hub id) or `hf_dataset`"
+            )
+        return value
 
     @field_validator("format")
     @classmethod
@@ -46,6 +73,26 @@ class InputSpec(_Model):
                 f"unknown format; allowed values: 'auto', {', '.join(map(repr, names))}"
             )
         return value
+
+
+def _hub_input(value: dict[str, Any]) -> dict[str, Any]:
+    from builder.errors import ConfigError
+    from builder.ingest.hub_inputs import dataset_options, split_ref
+
+    if value.get("path"):
+        raise ValueError("give `path` or `hf_dataset`, not both")
+    if value.get("format", "hf-dataset") not in ("auto", "hf-dataset"):
+        raise ValueError("`hf_dataset` inputs are read with format `hf-dataset`")
+    ref, split = split_ref(str(value["hf_dataset"]))
+    columns = value.get("columns") or {}
+    if not isinstance(columns, dict):
+        raise ValueError("`columns` is a mapping {role: column name}")
+    try:
+        options = dataset_options(ref, split, columns, value.get("preset"))
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return {**value, "path": ref, "format": "hf-dataset",
+            "options": {**options, **(value.get("options") or {})}}  # fmt: skip
 
 
 class ExcludeInstancesConfig(_Model):

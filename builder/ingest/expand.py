@@ -30,7 +30,10 @@ log = logging.getLogger(__name__)
 
 TRAJECTORY_SUFFIXES = (".json", ".jsonl", ".traj", ".ndjson", ".parquet")
 COMPRESSED_SUFFIXES = STREAM_SUFFIXES
-SIDECAR_NAMES = frozenset({"report.json", "results.json", "config.json", "dataset_info.json"})
+SIDECAR_NAMES = frozenset(
+    {"report.json", "results.json", "config.json", "dataset_info.json"}
+    | {"ui_messages.json", "task_metadata.json", "context_history.json"}  # beside a Cline history
+)
 TASK_BYTES = 32 * 1024 * 1024
 PASSED_OVER_NAMES = 100  # names kept per folder (all are counted)
 

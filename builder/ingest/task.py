@@ -142,6 +142,14 @@ def _nothing(source: Source, fmt: str) -> QuarantineRecord:
     return quarantine(source, None, fmt, error)
 
 
+def step_adapter(adapter: FormatAdapter, record: TrajectoryRecord) -> FormatAdapter:
+    """The adapter whose grammar builds the record's steps: its own format's, as the run replays
+    it (a trajectory read back from an ADP export keeps the format it was exported from)."""
+    if record.source_format == adapter.name:
+        return adapter
+    return get_adapter(record.source_format)
+
+
 def task_prefix(task_id: int) -> str:
     """The name every table file of one ingest task starts with."""
     return f"part-{task_id:06d}"
@@ -215,7 +223,7 @@ def process_task(
                 counts.trajectories += 1
                 record = scrubbing.trajectory(record)
                 trajectories.add(record)  # a huge record is written (and let go) right here
-                batch = list(build_steps(record, adapter, rules))
+                batch = list(build_steps(record, step_adapter(adapter, record), rules))
                 too_large = [
                     oversized(record, step.step_index, len(step.observation), rules)
                     for step in batch
@@ -228,9 +236,9 @@ def process_task(
                     reject(row, fmt)
                 counts.steps += n_steps
                 counts.eligible += n_eligible
-                summary.copies.append(
+                summary.copies.append(  # counted under the file's format, as above
                     Copy(copy.trajectory_id, copy.content, copy.source_path, copy.record_index,
-                         copy.source_format, n_steps, n_eligible)
+                         fmt, n_steps, n_eligible)
                 )  # fmt: skip
             if not produced:
                 reject(_nothing(source, fmt), fmt)

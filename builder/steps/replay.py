@@ -29,8 +29,8 @@ def context_end(messages: list[Message], observation_index: int) -> int:
 
 def substitute(message: Message, adapter: FormatAdapter, rendered: str) -> Message:
     """The observation message with its payload replaced, envelope and ids untouched."""
-    prefix, _, suffix = adapter.split_observation(message)
-    return dataclasses.replace(message, content=prefix + rendered + suffix, content_parts=None)
+    content = adapter.with_payload(message, rendered)
+    return dataclasses.replace(message, content=content, content_parts=None)
 
 
 def agent_context(

@@ -35,6 +35,7 @@ KEYS = {
 
 _LINES = re.compile(r'<output lines="(\d+)">')
 _BASH = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+_CLINE = re.compile(r"<execute_command>\s*<command>(.*?)</command>", re.DOTALL)  # Cline's XML
 
 
 def teacher_reply(body: dict[str, Any], index: int) -> str:
@@ -62,7 +63,9 @@ def _previous_command(messages: list[dict[str, Any]]) -> str:
             arguments = json.loads(call["function"]["arguments"] or "{}")
             if "command" in arguments:
                 return str(arguments["command"])
-        found = _BASH.findall(message.get("content") or "")
+        found = _BASH.findall(message.get("content") or "") or _CLINE.findall(
+            message.get("content") or ""
+        )
         if found:
             return found[-1]
     return "ls"
@@ -88,6 +91,8 @@ def agent_reply(body: dict[str, Any]) -> str | dict[str, Any]:
         function = {"name": shell_tool(body["tools"]), "arguments": arguments}
         call = {"id": "call_x", "type": "function", "function": function}
         return {"role": "assistant", "content": "Next step.", "tool_calls": [call]}
+    if any("<execute_command>" in (m.get("content") or "") for m in messages):  # Cline's grammar
+        return f"<execute_command>\n<command>{command}</command>\n</execute_command>"
     return f"THOUGHT: next step.\n\n```bash\n{command}\n```"
 
 

@@ -20,6 +20,7 @@ from builder.ingest.formats.source import Source
 log = logging.getLogger(__name__)
 
 _MODULES = (
+    "builder.ingest.formats.cline",  # before mini-swe-agent: both read bare message lists
     "builder.ingest.formats.mini_swe_agent",
     "builder.ingest.formats.swe_agent",
     "builder.ingest.formats.openhands_v0",
@@ -27,6 +28,9 @@ _MODULES = (
     "builder.ingest.formats.openhands_llm_log",
     "builder.ingest.formats.claude_code",
     "builder.ingest.formats.atif",
+    "builder.ingest.formats.codex_cli",
+    "builder.ingest.formats.gemini_cli",
+    "builder.ingest.formats.adp",
     "builder.ingest.formats.chat_messages",
     "builder.ingest.formats.hf_dataset",
 )

@@ -50,6 +50,10 @@ class FormatAdapter(Protocol):
         """(prefix, payload, suffix) of an observation; only the payload is ever compressed."""
         ...
 
+    def with_payload(self, message: Message, payload: str) -> str:
+        """The observation's content with `payload` in place of its own, envelope as logged."""
+        ...
+
     def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
         """True when the harness refused this turn as a format error (its actions never ran)."""
         ...
@@ -72,6 +76,12 @@ class BaseAdapter:
 
     def split_observation(self, message: Message) -> tuple[str, str, str]:
         return "", message.content, ""
+
+    def with_payload(self, message: Message, payload: str) -> str:
+        """Prefix + payload + suffix; an adapter whose envelope is not a plain concatenation
+        (a JSON object around the output) re-encodes instead."""
+        prefix, _, suffix = self.split_observation(message)
+        return prefix + payload + suffix
 
     def parse_action(self, message: Message) -> list[Action]:
         return [tool_call_action(c.name, c.arguments) for c in message.tool_calls]
@@ -178,6 +188,11 @@ def as_count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if INT64_MIN <= value <= INT64_MAX else None
+
+
+def bump(counts: dict[str, int], key: str, n: int = 1) -> None:
+    """Count `n` more of `key` (the per-trajectory tallies adapters keep in metadata)."""
+    counts[key] = counts.get(key, 0) + n
 
 
 def hand_over(box: list[LoadResult]) -> Iterator[LoadResult]:

@@ -47,7 +47,8 @@ class ColumnMapping:
     role_key: str = "role"
     content_key: str = "content"
     model: str | None = None  # column naming the agent model, if any
-    resolved: str | None = None  # boolean column saying whether the run solved its task
+    resolved: str | None = None  # boolean (or 0/1) column saying whether the run solved its task
+    tools: str = "tools"  # column of the tool schemas the agent had
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> ColumnMapping:
@@ -162,8 +163,9 @@ def _scalar_metadata(row: Mapping[str, Any], skip: set[str]) -> dict[str, Any]:
 def tools_json(value: Any, where: str) -> str | None:
     """The row's `tools` (OpenAI fine-tuning JSONL puts the tool schemas beside `messages`).
 
-    Replay sends them with every agent request, as the harness did; a list or its JSON text is
-    accepted, anything else is a broken record rather than silently dropped tools."""
+    Replay sends them with every agent request, as the harness did; a list (of schemas or of
+    their JSON texts) or its JSON text is accepted, anything else is a broken record rather than
+    silently dropped tools."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -171,9 +173,24 @@ def tools_json(value: Any, where: str) -> str | None:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
             raise RecordError(f"{where}: 'tools' is not valid JSON ({exc.msg})") from None
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        try:  # some datasets store each schema as its own JSON text
+            value = [json.loads(t) for t in value]
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{where}: a 'tools' entry is not valid JSON ({exc.msg})") from None
     if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
         raise RecordError(f"{where}: 'tools' must be a list of tool schemas (objects)")
-    return canonical_json(value) if value else None
+    return canonical_json([_without_nulls(t) for t in value]) if value else None
+
+
+def _without_nulls(value: Any) -> Any:
+    """A schema with its null-valued keys left out: Parquet stores a list of tool schemas as
+    structs that give every schema every key any of them has, absent ones as null."""
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def record_from_row(
@@ -188,14 +205,14 @@ def record_from_row(
         if mapping.messages not in row:
             raise RecordError(f"{where}: no {mapping.messages!r} column (keys: {sorted(row)[:10]})")
         messages = parse_messages(row[mapping.messages], where, mapping)
-        tools = tools_json(row.get("tools"), where)
+        tools = tools_json(row.get(mapping.tools), where)
     except RecordError as exc:
         return quarantine(source, index, fmt, exc)
     native = row.get(mapping.id)
     native_id = str(native) if native is not None else None
     model = row.get(mapping.model) if mapping.model else None
     resolved = row.get(mapping.resolved) if mapping.resolved else None
-    skip = {mapping.messages, mapping.id, "tools"}
+    skip = {mapping.messages, mapping.id, mapping.tools}
     return TrajectoryRecord(
         trajectory_id=trajectory_id(fmt, native_id, messages),
         source_format=fmt,
@@ -209,9 +226,16 @@ def record_from_row(
         system_prompt=system_prompt(messages),
         tools=tools,
         messages=messages,
-        resolved=resolved if isinstance(resolved, bool) else None,
+        resolved=_flag(resolved),
         metadata=canonical_json(_scalar_metadata(row, skip)),
     )
+
+
+def _flag(value: Any) -> bool | None:
+    """A resolved flag: a bool, or the 0/1 integer some datasets store."""
+    if isinstance(value, bool):
+        return value
+    return bool(value) if isinstance(value, int) and value in (0, 1) else None
 
 
 def parse_chat_action(message: Message) -> list[Action]:

@@ -15,7 +15,11 @@ Options (`Source.options`, all optional):
 - `role_key` / `content_key` (default `"role"` / `"content"`): the keys inside each message,
   e.g. `{"messages": "conversations", "role_key": "from", "content_key": "value"}` for ShareGPT
   rows (whose `human` / `gpt` roles read as `user` / `assistant`);
-- `model`, `resolved`: columns holding the agent model name and a boolean resolved flag;
+- `model`, `resolved`, `tools`: columns holding the agent model name, the resolved flag (a bool
+  or 0/1) and the tool schemas (default `tools`);
+- `preset`: the column layout of a known Hub dataset (`builder.ingest.hub_inputs`); without it
+  and without a `messages` option, a dataset whose first row has a known layout's columns is
+  read with that layout;
 - `split`: read only this split (default: every split, in order); `config`: the Hub config name;
 - `hub`, `hub_timeout` (seconds, default 10): see above.
 Rows are parsed like `chat-messages` lines (`chat_messages.record_from_row`); `record_index` is
@@ -38,6 +42,7 @@ from builder.ingest.formats.chat_messages import (
     split_marked_observation,
 )
 from builder.ingest.formats.source import Source
+from builder.ingest.hub_inputs import mapping_options
 from schemas.steps import Action
 from schemas.trajectories import Message
 
@@ -142,7 +147,8 @@ class HfDatasetAdapter(BaseAdapter):
         return _is_dataset_dir(path)
 
     def load(self, source: Source) -> Iterator[LoadResult]:
-        mapping = ColumnMapping.from_options(source.options)
+        ColumnMapping.from_options(source.options)  # a bad option fails before any download
+        mapping: ColumnMapping | None = None
         try:
             data = open_dataset(source)
         except InputError:
@@ -157,6 +163,9 @@ class HfDatasetAdapter(BaseAdapter):
             for row in _rows(source, rows):
                 if split is not None and isinstance(row, dict):
                     row = {**row, "split": split}
+                if mapping is None:  # a known layout is recognised by its columns
+                    first = row if isinstance(row, dict) else {}
+                    mapping = ColumnMapping.from_options(mapping_options(source.options, first))
                 yield record_from_row(
                     row, source=source, index=index, fmt=self.name, mapping=mapping
                 )

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from schemas.trajectories import Message
 from tests.paths import SHARED as SAMPLES
 
-__all__ = ["SAMPLES", "assert_paired", "observation_count", "sample_files"]
+__all__ = [
+    "DATA",
+    "SAMPLES",
+    "assert_paired",
+    "data_files",
+    "loaded",
+    "observation_count",
+    "sample_files",
+    "steps_of",
+]
 
 
 def sample_files() -> list[Path]:
@@ -43,3 +53,27 @@ def observation_count(messages: list[Message]) -> int:
         elif i + 1 < len(messages) and messages[i + 1].role == "user":
             count += 1
     return count
+
+
+DATA = Path(__file__).parent / "data"  # samples written by us from each harness's format
+
+
+def data_files(harness: str) -> list[Path]:
+    """The sample files of one harness under tests/ingest/formats/data (see tests/SOURCES.md)."""
+    return sorted(p for p in (DATA / harness).rglob("*") if p.suffix in {".json", ".jsonl"})
+
+
+def loaded(adapter: Any, path: Path) -> list[Any]:
+    """Every record the adapter yields for `path`; none may be quarantined."""
+    from builder.ingest.formats.source import Source
+    from schemas.trajectories import TrajectoryRecord
+
+    records = list(adapter.load(Source(path)))
+    assert all(isinstance(r, TrajectoryRecord) for r in records), records
+    return records
+
+
+def steps_of(adapter: Any, record: Any, min_tokens: int = 256) -> list[Any]:
+    from builder.steps.pairing import EligibilityRules, build_steps
+
+    return list(build_steps(record, adapter, EligibilityRules(min_tokens=min_tokens)))
