@@ -12,6 +12,7 @@ from builder.config.endpoints import (
     EndpointConfig,
     TeacherConfig,
 )
+from builder.config.rounds_config import ReplayConfig
 from builder.config.run_settings import (
     CacheConfig,
     ExecutionConfig,
@@ -80,6 +81,10 @@ class PipelineConfig(_Model):
     selection: SelectionConfig = Field(
         default_factory=SelectionConfig, description="Supervision selection."
     )
+    replay: ReplayConfig = Field(
+        default_factory=ReplayConfig,
+        description="The round and what the agent sees of earlier observations.",
+    )
     limits: LimitsConfig = Field(default_factory=LimitsConfig, description="Rates and budgets.")
     prices: dict[str, Price] = Field(
         default_factory=dict, description="Model name -> USD per million tokens, for cost."
@@ -115,6 +120,15 @@ class PipelineConfig(_Model):
                     f"limits.budget_usd is set but prices has no entry for {role}.model "
                     f"{endpoint.model!r}: add prices.{endpoint.model}.{{input, output}}"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _prefix_endpoint_configured(self) -> PipelineConfig:
+        if self.replay.prefix_compressor == "endpoint" and self.compressor is None:
+            raise ValueError(
+                "replay.prefix_compressor: endpoint needs a `compressor:` block (provider, "
+                "model, base_url of the server that runs the trained compressor)"
+            )
         return self
 
     @model_validator(mode="after")

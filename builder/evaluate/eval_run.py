@@ -17,12 +17,12 @@ from typing import Any
 
 from builder.config import EndpointConfig, PipelineConfig
 from builder.errors import ConfigError, PermanentLLMError
-from builder.evaluate.compressors import COMPRESSOR_ROLE, Spec, compress, parse_specs
+from builder.evaluate.compressors import Spec, compress, parse_specs
 from builder.evaluate.eval_report import write_outputs
 from builder.evaluate.split import split_trajectories
 from builder.evaluate.step_verdict import base_record, judge_step
-from builder.llm.factory import Clients, build_clients
-from builder.nap.from_config import nap_settings
+from builder.llm.factory import COMPRESSOR_ROLE, Clients, build_clients
+from builder.nap.from_config import nap_settings, sampling_of
 from builder.nap.step import NapSettings, Similarity, StepJob, references_for
 from builder.run.ingest_state import ensure_ingested, ingest_key, ingest_marker
 from builder.run.shard_work import ScrubSettings, prepare_shard
@@ -97,7 +97,7 @@ async def evaluate_step(
             teacher=clients.teacher,
             endpoint=clients.extra.get(COMPRESSOR_ROLE),
             settings=settings,
-            cfg=cfg,
+            sampling=sampling_of(cfg),
         )
         try:
             return await judge_step(

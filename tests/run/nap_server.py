@@ -29,6 +29,8 @@ KEYS = {
         "chosen_candidate_index",
         "rejected_candidate_index",
     ],
+    "prefixes": ["trajectory_id", "step_index"],
+    "round_steps": ["trajectory_id", "step_index"],
     "trajectories": ["trajectory_id"],
     "steps": ["trajectory_id", "step_index"],
 }
