@@ -106,8 +106,10 @@ def plan_command(args: argparse.Namespace) -> int:
 def publish_command(args: argparse.Namespace) -> int:
     from builder.publish.command import publish
 
+    first, *more = (Path(out) for out in args.out)
     return publish(
-        Path(args.out),
+        first,
+        more=more,
         to=args.to,
         repo=args.repo,
         private=args.private,  # True (--private), False (--public), None (neither)

@@ -121,7 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     config.set_defaults(func=commands.config_command)
 
     publish = _command(sub, "publish", "lay out (and upload) a Hugging Face dataset")
-    publish.add_argument("out", help="a run output directory")
+    publish.add_argument(
+        "out",
+        nargs="+",
+        help="a run output directory; several (round 0 and online rounds) are merged into one "
+        "dataset, rows with the same trajectory, step and target kept once",
+    )
     target = publish.add_mutually_exclusive_group(required=True)
     target.add_argument("--to", help="write the dataset folder here")
     target.add_argument("--repo", help="upload to this Hub dataset repo (ORG/NAME)")

@@ -68,7 +68,7 @@ async def replay_jobs(
         earlier = texts.setdefault(job.step.trajectory_id, [])
         prefixed = replace(job, prefix=Prefix(COMPRESSED, tuple(earlier)))
         row = shown.get(_key(job))
-        if row is not None:
+        if row is not None and row.shown != job.step.observation:  # else the message as logged
             earlier.append((row.observation_message_index, row.shown))
         out.append(ReplayJob(prefixed, prefix_row=row))
     order = {_key(j): i for i, j in enumerate(jobs)}
