@@ -44,6 +44,14 @@ def validate_config(raw: dict[str, Any], *, source: str = "config") -> PipelineC
 
 def config_hash(cfg: PipelineConfig) -> str:
     """12 hex digits of sha256 over the canonical JSON of every key that changes the output."""
+    canonical = json.dumps(
+        hashed_keys(cfg), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def hashed_keys(cfg: PipelineConfig) -> dict[str, Any]:
+    """The config as the hash sees it: what changes the output, nothing else."""
     data = cfg.model_dump(mode="json")
     if cfg.exclude_instances.empty:  # unset: the hash of configs written before the key existed
         data.pop("exclude_instances", None)
@@ -62,8 +70,7 @@ def config_hash(cfg: PipelineConfig) -> str:
             url = data[role]["base_url"]
             url = url[0] if isinstance(url, list) else url  # replicas: one endpoint
             data[role]["base_url"] = endpoint_identity(url) or None
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+    return data
 
 
 ENDPOINT_OUTPUT_KEYS = (
