@@ -140,7 +140,9 @@ def eval_command(args: argparse.Namespace) -> int:
     require_ready(config, role_names=roles)
     command_ready()
     dataset = Path(args.dataset) if args.dataset else None
-    result = run_eval(config, args.compressor, split=args.split, dataset=dataset)
+    result = run_eval(
+        config, args.compressor, split=args.split, dataset=dataset, prefixes=args.prefixes
+    )
     print(result.summary_text())
     return 0
 

@@ -171,6 +171,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="unchanged | omit | rule:NAME | teacher | endpoint (repeatable)",
     )
+    evaluate.add_argument(
+        "--prefixes",
+        choices=("raw", "own", "both"),
+        default="raw",
+        help="earlier observations in the agent's context: as they ran (raw), compressed by "
+        "the compressor under test (own: the context it makes once deployed), or both, side "
+        "by side",
+    )
     evaluate.add_argument("--split", help="only this split of --dataset (e.g. test)")
     evaluate.add_argument("--dataset", help="a `nap-builder publish --to` folder")
     _overrides(evaluate)

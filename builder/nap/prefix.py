@@ -61,6 +61,13 @@ async def replay_jobs(
     rows = await gather_settled(
         *(_compressed(j, teacher, endpoint, settings) for j in jobs if _key(j) in later)
     )
+    return with_prefixes(jobs, rows)
+
+
+def with_prefixes(jobs: Sequence[StepJob], rows: Sequence[PrefixRecord]) -> list[ReplayJob]:
+    """Each job with the compressed texts of the eligible steps before it in its trajectory
+    (`rows`: what each observation shows later; one that shows its raw text stays as logged),
+    in the jobs' order."""
     shown = {(r.trajectory_id, r.step_index): r for r in rows}
     out: list[ReplayJob] = []
     texts: dict[str, list[tuple[int, str]]] = {}

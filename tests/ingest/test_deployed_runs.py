@@ -23,9 +23,11 @@ _OUTPUT = re.compile(r"<output>\n?(.*)</output>", re.DOTALL)
 def _logged(path: Path) -> list[tuple[str, str]]:
     """(raw output, payload the agent saw) of every observation logged with a raw output."""
     text = path.read_text()
-    docs = [json.loads(x) for x in text.splitlines()] if path.suffix == ".jsonl" else [
-        json.loads(text)
-    ]
+    docs = (
+        [json.loads(x) for x in text.splitlines()]
+        if path.suffix == ".jsonl"
+        else [json.loads(text)]
+    )
     found = []
     for doc in docs:
         for message in doc["messages"]:
