@@ -11,7 +11,6 @@ import polars as pl
 import pytest
 
 from tests.evaluate.eval_fixtures import cli, eval_args, read_report, write_config
-from tests.llm.servers import FakeAPIServer
 from tests.run.nap_server import COMPRESSED, nap_server
 
 SPECS = ["rule:head_tail", "omit"]
