@@ -48,9 +48,8 @@ async def replay_jobs(
     """The shard's jobs in the round's context, in their order (see the module)."""
     mode = settings.replay.prefix
     if mode == DEPLOYED:
-        deployed = Prefix(DEPLOYED)
         return [
-            ReplayJob(replace(j, prefix=deployed))
+            ReplayJob(deployed(j))
             if j.step.deployed_changed
             else ReplayJob(j, skip=DEPLOYED_UNCHANGED)
             for j in jobs
@@ -80,6 +79,11 @@ def with_prefixes(jobs: Sequence[StepJob], rows: Sequence[PrefixRecord]) -> list
         out.append(ReplayJob(prefixed, prefix_row=row))
     order = {_key(j): i for i, j in enumerate(jobs)}
     return sorted(out, key=lambda r: order[_key(r.job)])
+
+
+def deployed(job: StepJob) -> StepJob:
+    """The job in a deployed run's context: earlier observations as the agent saw them."""
+    return replace(job, prefix=Prefix(DEPLOYED))
 
 
 def _key(job: StepJob) -> tuple[str, int]:
