@@ -29,7 +29,7 @@ from builder.report.figures import (
     _usage,
 )
 from builder.report.markdown import render_markdown
-from builder.report.rounds import round_section
+from builder.report.online_round import round_section
 from builder.report.tables import SCHEMAS, STEP_KEY, loaded, scan_table
 
 __all__ = ["STEP_KEY", "build_report", "json_safe", "loaded", "scan_table", "write_report"]
