@@ -203,3 +203,26 @@ def test_a_deployed_run_relabels_exactly_the_changed_steps_in_the_logged_context
     }
     printed = capsys.readouterr().out
     assert f"passed the gate on {passed}/{len(expected)} steps it changed" in printed
+
+
+def test_an_endpoint_prefix_compressor_is_asked_once_per_observation_and_a_redo_is_free(
+    tmp_path: Path, server: FakeAPIServer
+) -> None:
+    replay = {"prefix": "compressed", "prefix_compressor": "endpoint"}
+    compressor = {"provider": "openai", "model": "trained-compressor", "base_url": server.base_url}
+    out, requests = _run(tmp_path, server, SAMPLES, replay=replay, compressor=compressor)
+    asked = [r for r in requests if r.get("model") == "trained-compressor"]
+    recorded = pl.read_parquet(out / "prefixes" / "*.parquet")
+    assert len(asked) == recorded.height > 0  # one request per observation a prefix shows
+    assert set(recorded["compressor_id"]) == {"endpoint:trained-compressor"}
+    tables = {t: pl.read_parquet(out / t / "*.parquet") for t in ("prefixes", "supervision")}
+    for marker in (out / "_state" / "shards").glob("*.json"):
+        marker.unlink()  # every shard redone: the compressions come from the request cache
+    before = server.count
+    assert main(["run", str(tmp_path / "config.yaml")]) == 0
+    assert server.count == before
+    for table, frame in tables.items():
+        again = pl.read_parquet(out / table / "*.parquet")
+        assert again.sort("trajectory_id", "step_index").equals(
+            frame.sort("trajectory_id", "step_index")
+        )
