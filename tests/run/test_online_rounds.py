@@ -21,10 +21,16 @@ import polars as pl
 import pytest
 
 from builder.cli import main
+from builder.ingest.formats import get_adapter
+from builder.nap.prefix import with_prefixes
+from builder.nap.types import StepJob
+from builder.steps.replay import agent_context
 from builder.teacher.candidates import rule_candidates
 from builder.teacher.prompt import PROMPT_VERSION
 from schemas.common import from_row
+from schemas.prefixes import PrefixRecord
 from schemas.steps import StepRecord
+from schemas.trajectories import TrajectoryRecord
 from tests.llm.servers import FakeAPIServer
 from tests.paths import REPO, SAMPLES
 from tests.run.nap_server import nap_server, run_config
@@ -133,6 +139,7 @@ def test_a_prefix_compressed_run_shows_the_rule_output_before_t_and_the_raw_obse
         step = steps[key]
         if (step.trajectory_id, step.step_index) in by_key:  # the last eligible step has none
             assert by_key[(step.trajectory_id, step.step_index)]["shown"] == shown
+    _rebuilt_contexts_equal_what_was_sent(out, requests)
     rounds = pl.read_parquet(out / "round_steps" / "*.parquet")
     assert set(rounds["round"]) == {1} and set(rounds["prefix_mode"]) == {"compressed"}
     assert set(rounds["prefix_compressor"]) == {"rule:head_tail"}
@@ -143,6 +150,34 @@ def test_a_prefix_compressed_run_shows_the_rule_output_before_t_and_the_raw_obse
     before = server.count
     assert main(["run", str(tmp_path / "config.yaml")]) == 0
     assert server.count == before  # the resume sends nothing: compressions are recorded
+
+
+def _rebuilt_contexts_equal_what_was_sent(out: Path, requests: list[dict[str, Any]]) -> None:
+    """The reference context of every step, rebuilt from the run's tables alone
+    (`trajectories`, `steps`, `prefixes`), is the one the references were asked in."""
+    trajectories = {
+        r["trajectory_id"]: from_row(TrajectoryRecord, r)
+        for r in pl.read_parquet(out / "trajectories" / "*.parquet").to_dicts()
+    }
+    steps = pl.read_parquet(out / "steps" / "*.parquet").filter(pl.col("eligible"))
+    jobs = []
+    for row in steps.to_dicts():
+        traj = trajectories[row["trajectory_id"]]
+        jobs.append(StepJob(traj, from_row(StepRecord, row), get_adapter(traj.source_format)))
+    recorded = pl.read_parquet(out / "prefixes" / "*.parquet").to_dicts()
+    rows = [from_row(PrefixRecord, r) for r in recorded]
+    sent = {
+        tuple(m["content"] for m in r["messages"])
+        for r in _agent_requests(requests)
+        if r.get("temperature") == REFERENCE_TEMPERATURE
+    }
+    rebuilt = set()
+    for item in with_prefixes(jobs, rows):
+        context = agent_context(
+            item.job.traj, item.job.step, item.job.adapter, None, item.job.prefix
+        )
+        rebuilt.add(tuple(m.content for m in context))
+    assert rebuilt == sent
 
 
 def _changed(doc: list[dict[str, Any]]) -> dict[int, tuple[str, str]]:
