@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from builder.errors import PermanentLLMError
+from builder.errors import PermanentLLMError, TransientLLMError
 from builder.evaluate.compressors import compress
 from builder.llm.settled import gather_settled
-from builder.nap.types import Completer, NapSettings, StepJob, StepResult
+from builder.nap.types import Completer, NapSettings, StepJob
 from builder.steps.replay import COMPRESSED, DEPLOYED, Prefix
 from builder.teacher.specs import parse_spec
 from schemas.candidates import CandidateRecord
@@ -36,7 +36,7 @@ class ReplayJob:
     job: StepJob
     skip: str | None = None
     prefix_row: PrefixRecord | None = None
-    failed: StepResult | None = None  # the step given up on before it started
+    failed: TransientLLMError | None = None  # a compression its prefix needs spent its retries
 
 
 async def replay_jobs(
@@ -56,11 +56,26 @@ async def replay_jobs(
         ]
     if mode != COMPRESSED:
         return [ReplayJob(j) for j in jobs]
-    later = _with_later_step(jobs)
-    rows = await gather_settled(
-        *(_compressed(j, teacher, endpoint, settings) for j in jobs if _key(j) in later)
-    )
-    return with_prefixes(jobs, rows)
+    shown_later = _with_later_step(jobs)
+    later = [j for j in jobs if _key(j) in shown_later]
+    found = await gather_settled(*(_compressed(j, teacher, endpoint, settings) for j in later))
+    failures: dict[str, tuple[int, TransientLLMError]] = {}  # trajectory -> first one failed
+    for job, row in zip(later, found, strict=True):
+        index = job.step.observation_message_index
+        first = failures.get(job.step.trajectory_id)
+        if isinstance(row, TransientLLMError) and (first is None or index < first[0]):
+            failures[job.step.trajectory_id] = (index, row)
+    rows = [r for r in found if isinstance(r, PrefixRecord)]
+    out = with_prefixes(jobs, rows)
+    return [_failed_after(item, failures.get(item.job.step.trajectory_id)) for item in out]
+
+
+def _failed_after(item: ReplayJob, failure: tuple[int, TransientLLMError] | None) -> ReplayJob:
+    """A step after a compression that failed cannot be judged in its exact context: it is
+    given up on (its shard is redone by the same command; the cache answers the rest)."""
+    if failure is None or item.job.step.observation_message_index <= failure[0]:
+        return item
+    return replace(item, failed=failure[1])
 
 
 def with_prefixes(jobs: Sequence[StepJob], rows: Sequence[PrefixRecord]) -> list[ReplayJob]:
@@ -106,8 +121,9 @@ def _with_later_step(jobs: Sequence[StepJob]) -> set[tuple[str, int]]:
 
 async def _compressed(
     job: StepJob, teacher: Completer, endpoint: Completer | None, settings: NapSettings
-) -> PrefixRecord:
-    """The prefix compressor's output for this step's observation, as later steps show it."""
+) -> PrefixRecord | TransientLLMError:
+    """The prefix compressor's output for this step's observation, as later steps show it
+    (the error, when its request spent its retries)."""
     replay = settings.replay
     assert replay.compressor is not None
     spec = parse_spec(replay.compressor, has_endpoint=endpoint is not None)
@@ -121,6 +137,8 @@ async def _compressed(
         if exc.kind != "context_length":
             raise
         candidate, invalid = None, "context_too_long"  # a deployed compressor would pass it on
+    except TransientLLMError as exc:
+        return exc
     return prefix_row(job, candidate, settings, invalid)
 
 

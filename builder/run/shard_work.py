@@ -65,17 +65,12 @@ def _dropped(job: StepJob, reason: str, exc: Exception) -> StepResult:
 async def _replayed(
     jobs: list[StepJob], clients: Clients, settings: NapSettings
 ) -> list[ReplayJob]:
-    """The jobs in the round's context (`builder.nap.prefix`). A prefix compression whose
-    retries are spent leaves the shard's steps without their exact context: they are dropped
-    as failed requests (the shard is redone by the same command, the cache answers the rest)."""
+    """The jobs in the round's context (`builder.nap.prefix`)."""
     endpoint = clients.extra.get(COMPRESSOR_ROLE)
     try:
         return await replay_jobs(jobs, clients.teacher, endpoint, settings)
     except BatchDeferred:
         raise ShardDeferred("prefix compressions wait for a batch round") from None
-    except TransientLLMError as exc:
-        reason = f"{REQUEST_FAILED}{exc.kind}"
-        return [ReplayJob(j, failed=_dropped(j, reason, exc)) for j in jobs]
 
 
 class ShardDeferred(Exception):
@@ -117,8 +112,8 @@ async def run_shard(
         job = item.job
         if item.skip is not None:
             result = StepResult(dropped=item.skip)
-        elif item.failed is not None:
-            result = item.failed
+        elif item.failed is not None:  # a compression its prefix needs: the shard is redone
+            result = _dropped(job, f"{REQUEST_FAILED}prefix:{item.failed.kind}", item.failed)
         else:
             async with step_slots or contextlib.nullcontext():
                 try:

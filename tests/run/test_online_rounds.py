@@ -31,9 +31,9 @@ from schemas.common import from_row
 from schemas.prefixes import PrefixRecord
 from schemas.steps import StepRecord
 from schemas.trajectories import TrajectoryRecord
-from tests.llm.servers import FakeAPIServer
+from tests.llm.servers import FakeAPIServer, status
 from tests.paths import REPO, SAMPLES
-from tests.run.nap_server import nap_server, run_config
+from tests.run.nap_server import nap_server, nap_text, run_config
 
 DEPLOYED = REPO / "builder" / "deployed_samples"
 REFERENCE_TEMPERATURE = 0.7  # run_config's references: sampled, 2 samples at the default 0.7
@@ -261,3 +261,36 @@ def test_an_endpoint_prefix_compressor_is_asked_once_per_observation_and_a_redo_
         assert again.sort("trajectory_id", "step_index").equals(
             frame.sort("trajectory_id", "step_index")
         )
+
+
+def test_a_prefix_compression_that_fails_gives_up_only_the_steps_after_it(
+    tmp_path: Path, server: FakeAPIServer
+) -> None:
+    replay = {"prefix": "compressed", "prefix_compressor": "endpoint"}
+    limits = {"max_retries": 0}
+    failing = FakeAPIServer(faults=[status(500)] * 50, text=nap_text)
+    with failing:
+        compressor = {"provider": "openai", "model": "c", "base_url": failing.base_url}
+        config = tmp_path / "config.yaml"
+        config.write_text(
+            run_config(SAMPLES, server.base_url, tmp_path / "out", replay=replay,
+                       compressor=compressor, limits=limits)
+        )  # fmt: skip
+        assert main(["run", str(config)]) == 3  # incomplete shards: the same command redoes them
+    rounds = pl.read_parquet(tmp_path / "out" / "round_steps" / "*.parquet")
+    first = rounds.group_by("trajectory_id").agg(pl.col("step_index").min().alias("first"))
+    rounds = rounds.join(first, on="trajectory_id")
+    later = rounds.filter(pl.col("step_index") > pl.col("first"))
+    assert later.height and all(d.startswith("request_failed:prefix:") for d in later["dropped"])
+    earliest = rounds.filter(pl.col("step_index") == pl.col("first"))
+    assert earliest["supervision_rows"].sum() > 0  # no prefix needed: judged as usual
+
+    # the compressor back (a local server on another port is the same endpoint): resumed
+    compressor["base_url"] = server.base_url
+    config.write_text(
+        run_config(SAMPLES, server.base_url, tmp_path / "out", replay=replay,
+                   compressor=compressor, limits=limits)
+    )  # fmt: skip
+    assert main(["run", str(config)]) == 0
+    rounds = pl.read_parquet(tmp_path / "out" / "round_steps" / "*.parquet")
+    assert not any((d or "").startswith("request_failed") for d in rounds["dropped"])
