@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from schemas.common import with_version
+from schemas.common import RAW_PREFIX, ROUND_FIELDS, with_version
 
 CANDIDATE_SCHEMA = with_version(
     pa.schema(
@@ -29,6 +29,7 @@ CANDIDATE_SCHEMA = with_version(
             pa.field("rendered_chars", pa.int64()),
             pa.field("raw_tokens", pa.int64()),
             pa.field("rendered_tokens", pa.int64()),
+            *ROUND_FIELDS,
         ]
     ),
     "candidates",
@@ -54,3 +55,5 @@ class CandidateRecord:
     rendered_chars: int | None
     raw_tokens: int | None
     rendered_tokens: int | None
+    round: int = 0
+    prefix_mode: str = RAW_PREFIX

@@ -13,6 +13,16 @@ from schemas import SCHEMA_VERSION
 T = TypeVar("T")
 
 
+RAW_PREFIX = "raw"
+ROUND_FIELDS = (
+    # 0: offline (raw prefixes); 1, 2, ...: online relabel rounds (README, "Online rounds")
+    pa.field("round", pa.int64(), nullable=False),
+    # what the agent saw of earlier observations: raw | compressed | deployed
+    pa.field("prefix_mode", pa.string(), nullable=False),
+)
+"""The columns every NAP row carries, so rows of several rounds can be merged and told apart."""
+
+
 def with_version(schema: pa.Schema, table: str) -> pa.Schema:
     """Stamp a schema with its table name and version so files are self-describing."""
     return schema.with_metadata(

@@ -48,6 +48,12 @@ EVAL_STEP_SCHEMA = with_version(
             pa.field("preserved", pa.bool_(), nullable=False),  # passed the gate
             pa.field("similarity", pa.string(), nullable=False),  # name of the similarity
             pa.field("threshold", pa.float64(), nullable=False),
+            # raw: earlier observations as they ran; own: earlier eligible ones compressed by
+            # this same compressor (the context it makes once deployed)
+            pa.field("prefix_mode", pa.string(), nullable=False),
+            pa.field("prefix_replaced", pa.int64(), nullable=False),  # earlier ones it changed
+            pa.field("prefix_raw_tokens", pa.int64(), nullable=False),  # earlier eligible, raw
+            pa.field("prefix_shown_tokens", pa.int64(), nullable=False),  # the same, as shown
         ]
     ),
     "eval_steps",
@@ -85,3 +91,7 @@ class EvalStepRecord:
     preserved: bool = False
     similarity: str = "semantic"
     threshold: float = 0.65
+    prefix_mode: str = "raw"
+    prefix_replaced: int = 0
+    prefix_raw_tokens: int = 0
+    prefix_shown_tokens: int = 0

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from schemas.common import nested, with_version
+from schemas.common import RAW_PREFIX, ROUND_FIELDS, nested, with_version
 from schemas.steps import ACTION_TYPE, Action
 
 JUDGEMENT_SCHEMA = with_version(
@@ -35,6 +35,7 @@ JUDGEMENT_SCHEMA = with_version(
             pa.field("is_control", pa.bool_(), nullable=False),
             pa.field("gate_mode", pa.string(), nullable=False),  # generate | likelihood
             pa.field("scores", pa.list_(pa.float64())),  # likelihood: one per reference, nats
+            *ROUND_FIELDS,
         ]
     ),
     "judgements",
@@ -59,6 +60,8 @@ class JudgementRecord:
     is_control: bool = False
     gate_mode: str = "generate"
     scores: list[float] | None = None
+    round: int = 0
+    prefix_mode: str = RAW_PREFIX
 
 
 CONTROL_INDEX = -1

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from schemas.common import with_version
+from schemas.common import RAW_PREFIX, ROUND_FIELDS, with_version
 
 PREFERENCE_SCHEMA = with_version(
     pa.schema(
@@ -22,6 +22,7 @@ PREFERENCE_SCHEMA = with_version(
             pa.field("chosen_similarity", pa.float64()),
             pa.field("rejected_similarity", pa.float64()),
             pa.field("prompt_version", pa.string()),
+            *ROUND_FIELDS,
         ]
     ),
     "preferences",
@@ -41,3 +42,5 @@ class PreferenceRecord:
     chosen_similarity: float | None
     rejected_similarity: float | None
     prompt_version: str
+    round: int = 0
+    prefix_mode: str = RAW_PREFIX

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from schemas.common import nested, with_version
+from schemas.common import RAW_PREFIX, ROUND_FIELDS, nested, with_version
 from schemas.steps import ACTION_TYPE, Action
 
 REFERENCE_SCHEMA = with_version(
@@ -22,6 +22,7 @@ REFERENCE_SCHEMA = with_version(
             pa.field("format_error", pa.bool_(), nullable=False),
             pa.field("attempts", pa.int64(), nullable=False),
             pa.field("similarity_to_logged", pa.float64()),
+            *ROUND_FIELDS,
         ]
     ),
     "references",
@@ -40,3 +41,5 @@ class ReferenceRecord:
     format_error: bool = False
     attempts: int = 1
     similarity_to_logged: float | None = None
+    round: int = 0
+    prefix_mode: str = RAW_PREFIX

@@ -49,6 +49,9 @@ STEP_SCHEMA = with_version(
             # where the agent requests' tool schemas come from: recorded, harness, inferred
             # (`+inferred` when some called tools had to be inferred), null without tool calls
             pa.field("tool_schemas", pa.string()),
+            # deployed runs: the payload the agent saw (its compressor's output); `observation`
+            # is then the raw tool output. Null when the log records no deployed compression.
+            pa.field("deployed_observation", pa.string()),
         ]
     ),
     "steps",
@@ -75,3 +78,11 @@ class StepRecord:
     eligible: bool = False
     ineligible_reason: str | None = None
     tool_schemas: str | None = None
+    deployed_observation: str | None = None
+
+    @property
+    def deployed_changed(self) -> bool:
+        """Whether a deployed compressor showed the agent something else than the raw output."""
+        return (
+            self.deployed_observation is not None and self.deployed_observation != self.observation
+        )

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from schemas.common import nested, with_version
+from schemas.common import RAW_PREFIX, ROUND_FIELDS, nested, with_version
 
 CHAT_MESSAGE_TYPE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
 
@@ -40,6 +40,7 @@ SUPERVISION_SCHEMA = with_version(
             pa.field("teacher_model", pa.string()),
             pa.field("agent_model", pa.string()),
             pa.field("prompt_version", pa.string()),
+            *ROUND_FIELDS,
         ]
     ),
     "supervision",
@@ -68,3 +69,5 @@ class SupervisionRecord:
     teacher_model: str | None = None
     agent_model: str | None = None
     prompt_version: str = field(default="")
+    round: int = 0
+    prefix_mode: str = RAW_PREFIX

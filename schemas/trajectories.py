@@ -25,6 +25,9 @@ MESSAGE_TYPE = pa.struct(
         pa.field("name", pa.string()),
         pa.field("content_parts", pa.string()),  # JSON of a structured content list, else null
         pa.field("is_demo", pa.bool_()),  # few-shot demonstration, not part of the run
+        # deployed runs: the tool output before the deployed compressor; `content` holds what
+        # the agent saw (README, "Online rounds"); null for every other message
+        pa.field("raw_output", pa.string()),
     ]
 )
 
@@ -47,6 +50,7 @@ class Message:
     name: str | None = None
     content_parts: str | None = None
     is_demo: bool = False
+    raw_output: str | None = None  # deployed runs: the payload before the compressor
 
 
 FIDELITY_EXACT = "exact"

@@ -135,8 +135,10 @@ def plan_command(args: argparse.Namespace) -> int:
 def publish_command(args: argparse.Namespace) -> int:
     from builder.publish.command import publish
 
+    first, *more = (Path(out) for out in args.out)
     return publish(
-        Path(args.out),
+        first,
+        more=more,
         to=args.to,
         repo=args.repo,
         private=args.private,  # True (--private), False (--public), None (neither)
@@ -182,7 +184,9 @@ def eval_command(args: argparse.Namespace) -> int:
     require_ready(config, role_names=roles)
     command_ready()
     dataset = Path(args.dataset) if args.dataset else None
-    result = run_eval(config, args.compressor, split=args.split, dataset=dataset)
+    result = run_eval(
+        config, args.compressor, split=args.split, dataset=dataset, prefixes=args.prefixes
+    )
     print(result.summary_text())
     return 0
 

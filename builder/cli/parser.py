@@ -147,7 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     config.set_defaults(func=handlers.config_command)
 
     publish = _command(sub, "publish", "lay out (and upload) a Hugging Face dataset")
-    publish.add_argument("out", help="a run output directory")
+    publish.add_argument(
+        "out",
+        nargs="+",
+        help="a run output directory; several (round 0 and online rounds) are merged into one "
+        "dataset, rows with the same trajectory, step and target kept once",
+    )
     target = publish.add_mutually_exclusive_group(required=True)
     target.add_argument("--to", help="write the dataset folder here")
     target.add_argument("--repo", help="upload to this Hub dataset repo (ORG/NAME)")
@@ -200,6 +205,14 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         metavar="SPEC",
         help="unchanged | omit | rule:NAME | teacher | endpoint (repeatable)",
+    )
+    evaluate.add_argument(
+        "--prefixes",
+        choices=("raw", "own", "both"),
+        default="raw",
+        help="earlier observations in the agent's context: as they ran (raw), compressed by "
+        "the compressor under test (own: the context it makes once deployed), or both, side "
+        "by side",
     )
     evaluate.add_argument("--split", help="only this split of --dataset (e.g. test)")
     evaluate.add_argument("--dataset", help="a `nap-builder publish --to` folder")

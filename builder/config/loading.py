@@ -45,9 +45,21 @@ def validate_config(raw: dict[str, Any], *, source: str = "config") -> PipelineC
 
 def config_hash(cfg: PipelineConfig) -> str:
     """12 hex digits of sha256 over the canonical JSON of every key that changes the output."""
+    canonical = json.dumps(
+        hashed_keys(cfg), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def hashed_keys(cfg: PipelineConfig) -> dict[str, Any]:
+    """The config as the hash sees it: what changes the output, nothing else."""
     data = cfg.model_dump(mode="json")
     if cfg.exclude_instances.empty:  # unset: the hash of configs written before the key existed
         data.pop("exclude_instances", None)
+    if cfg.replay.is_default:  # the offline round: the hash of configs written before the key
+        data.pop("replay", None)
+    elif cfg.replay.prefix_compressor == "endpoint" and cfg.compressor is not None:
+        data["replay"]["endpoint"] = _endpoint_identity(data["compressor"])
     for dotted in HASH_EXCLUDED:
         *parents, last = dotted.split(".")
         node = data
@@ -59,8 +71,23 @@ def config_hash(cfg: PipelineConfig) -> str:
             url = data[role]["base_url"]
             url = url[0] if isinstance(url, list) else url  # replicas: one endpoint
             data[role]["base_url"] = endpoint_identity(url) or None
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+    return data
+
+
+ENDPOINT_OUTPUT_KEYS = (
+    "provider", "model", "temperature", "max_tokens", "structured", "reasoning_effort",
+    "reasoning_tokens",
+)  # fmt: skip
+
+
+def _endpoint_identity(block: dict[str, Any]) -> dict[str, Any]:
+    """What makes a compressor endpoint's answers what they are (not its key or transport):
+    a prefix-compressed run hashes it, though `eval`'s `compressor:` block is left out."""
+    found = {k: block.get(k) for k in ENDPOINT_OUTPUT_KEYS}
+    url = block.get("base_url")
+    url = url[0] if isinstance(url, list) else url
+    found["base_url"] = endpoint_identity(url) or None
+    return found
 
 
 def dump_resolved(cfg: PipelineConfig) -> str:

@@ -12,6 +12,7 @@ from builder.config.endpoints import (
     EndpointConfig,
     TeacherConfig,
 )
+from builder.config.rounds_config import ReplayConfig
 from builder.config.run_settings import (
     CacheConfig,
     ExecutionConfig,
@@ -80,6 +81,10 @@ class PipelineConfig(_Model):
     selection: SelectionConfig = Field(
         default_factory=SelectionConfig, description="Supervision selection."
     )
+    replay: ReplayConfig = Field(
+        default_factory=ReplayConfig,
+        description="The round and what the agent sees of earlier observations.",
+    )
     limits: LimitsConfig = Field(default_factory=LimitsConfig, description="Rates and budgets.")
     prices: dict[str, Price] = Field(
         default_factory=dict, description="Model name -> USD per million tokens, for cost."
@@ -134,6 +139,15 @@ class PipelineConfig(_Model):
             raise ValueError(
                 f"gate.min_agree={agree} is more than gate.min_references={needed}: a step "
                 "could be judged with fewer references than a candidate must agree with"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _prefix_endpoint_configured(self) -> PipelineConfig:
+        if self.replay.prefix_compressor == "endpoint" and self.compressor is None:
+            raise ValueError(
+                "replay.prefix_compressor: endpoint needs a `compressor:` block (provider, "
+                "model, base_url of the server that runs the trained compressor)"
             )
         return self
 

@@ -11,73 +11,37 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
-from typing import Literal
 
 from builder.config import PipelineConfig
 from builder.errors import ConfigError
 from builder.nap.step import Completer, NapSettings, StepJob, compressor_prompt, teacher_candidates
-from builder.teacher.candidates import RULE_PREFIX, candidates_from_replies, rule_candidates
+from builder.nap.types import CompressorSampling
+from builder.teacher import specs as grammar
+from builder.teacher.candidates import candidates_from_replies, rule_candidates
 from builder.teacher.output import UNCHANGED, CompressorOutput
 from builder.teacher.prompt import PROMPT_VERSION, teacher_request
-from builder.teacher.rules import RULES
+from builder.teacher.specs import Spec
 from schemas.candidates import CandidateRecord
 
-Kind = Literal["unchanged", "omit", "rule", "teacher", "endpoint"]
-SIMPLE: tuple[Kind, ...] = ("unchanged", "omit", "teacher", "endpoint")
 OMIT_PLACEHOLDER = "(output omitted)"
 OMIT = CompressorOutput("plain", text=OMIT_PLACEHOLDER)  # rendered: the plain marker + this line
-COMPRESSOR_ROLE = "compressor"  # the `Clients.extra` key of the endpoint client
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One `--compressor` value."""
-
-    kind: Kind
-    rule: str | None = None
-
-    @property
-    def name(self) -> str:
-        return f"{RULE_PREFIX}{self.rule}" if self.kind == "rule" else self.kind
-
-    @property
-    def folder(self) -> str:
-        """The folder name under OUT/eval/ (no `:`, which some file systems refuse)."""
-        return self.name.replace(":", "-")
 
 
 def parse_spec(text: str, cfg: PipelineConfig) -> Spec:
-    """A SPEC checked against the config: known rule, configured endpoint."""
-    text = text.strip()
-    if text.startswith(RULE_PREFIX):
-        name = text.removeprefix(RULE_PREFIX)
-        if name not in RULES:
-            raise ConfigError(
-                f"--compressor {text!r}: unknown rule {name!r}; known rules: {sorted(RULES)}"
-            )
-        return Spec("rule", name)
-    if text not in SIMPLE:
-        allowed = ", ".join([*SIMPLE, "rule:NAME"])
-        raise ConfigError(f"--compressor {text!r}: unknown compressor; allowed: {allowed}")
-    if text == "endpoint" and cfg.compressor is None:
-        raise ConfigError(
-            "--compressor endpoint needs a `compressor:` block in the config "
-            "(provider, model, base_url of an OpenAI-compatible server)"
-        )
-    return Spec(text)
+    """A `--compressor` SPEC checked against the config: known rule, configured endpoint."""
+    return grammar.parse_spec(text, has_endpoint=cfg.compressor is not None)
 
 
 def parse_specs(texts: list[str], cfg: PipelineConfig) -> list[Spec]:
     """Every SPEC, in order, without repeats."""
-    specs: list[Spec] = []
+    found: list[Spec] = []
     for text in texts:
         spec = parse_spec(text, cfg)
-        if spec not in specs:
-            specs.append(spec)
-    if not specs:
+        if spec not in found:
+            found.append(spec)
+    if not found:
         raise ConfigError("give at least one --compressor SPEC")
-    return specs
+    return found
 
 
 def _written(job: StepJob, output: CompressorOutput, source: str) -> CandidateRecord:
@@ -100,9 +64,10 @@ async def compress(
     teacher: Completer,
     endpoint: Completer | None,
     settings: NapSettings,
-    cfg: PipelineConfig,
+    sampling: CompressorSampling | None = None,
 ) -> CandidateRecord | None:
-    """The candidate row `spec` makes for this step (None: the teacher gave no reply)."""
+    """The candidate row `spec` makes for this step (None: the teacher gave no reply);
+    `sampling` is the `endpoint` compressor's (its `compressor:` block)."""
     if spec.kind == "unchanged":
         return _written(job, UNCHANGED, spec.name)
     if spec.kind == "omit":
@@ -113,17 +78,16 @@ async def compress(
     if spec.kind == "teacher":
         rows = await teacher_candidates(job, teacher, dataclasses.replace(settings, rules=()))
         return first_valid(rows)
-    assert endpoint is not None and cfg.compressor is not None
-    block = cfg.compressor
+    assert endpoint is not None and sampling is not None
     system, user = compressor_prompt(job)
     request = teacher_request(
         system,
         user,
         n=1,
-        temperature=block.temperature,
-        max_tokens=block.max_tokens,
+        temperature=sampling.temperature,
+        max_tokens=sampling.max_tokens,
         seed=settings.seed,
-        structured=block.structured,
+        structured=sampling.structured,
     )
     response = await endpoint.complete(request, stage="compressor")
     replies = [c.text for c in response.completions][:1]
@@ -131,10 +95,6 @@ async def compress(
         job.step, replies, teacher_model=endpoint.provider.model, prompt_version=PROMPT_VERSION
     )
     return dataclasses.replace(rows[0], source=spec.name) if rows else None
-
-
-def spec_names(specs: list[Spec]) -> list[str]:
-    return [s.name for s in specs]
 
 
 def describe(spec: Spec, cfg: PipelineConfig) -> str:

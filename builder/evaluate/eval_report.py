@@ -51,6 +51,21 @@ def figures(frame: pl.DataFrame) -> dict[str, Any]:
     }
 
 
+def own_prefix_figures(frame: pl.DataFrame) -> dict[str, Any]:
+    """The figures of the rows judged with the compressor's own earlier outputs, and what it
+    saves of the eligible observations the agent has seen by each step (those before it, and
+    its own)."""
+    found = figures(frame)
+    done = frame.filter(pl.col("evaluated"))
+    raw = int((done["raw_tokens"] + done["prefix_raw_tokens"]).sum())
+    shown = int((done["compressed_tokens"] + done["prefix_shown_tokens"]).sum())
+    found["steps_with_prefix_replaced"] = int((done["prefix_replaced"] > 0).sum())
+    found["context_observation_tokens_raw"] = raw
+    found["context_observation_tokens_shown"] = shown
+    found["context_tokens_saved_fraction"] = (raw - shown) / raw if raw else None
+    return found
+
+
 def build_report(frame: pl.DataFrame) -> dict[str, Any]:
     """Figures overall, by action intent, and the steps that were not evaluated."""
     report = figures(frame)
@@ -80,7 +95,11 @@ def write_outputs(
         folder = eval_dir / spec.folder
         path = folder / "steps.parquet"
         write_table_atomic(to_table(rows[spec.name], EVAL_STEP_SCHEMA), path)
-        report = build_report(pl.read_parquet(path))
+        frame = pl.read_parquet(path)
+        raw, own = (frame.filter(pl.col("prefix_mode") == m) for m in ("raw", "own"))
+        report = build_report(raw if raw.height or not own.height else own)
+        if own.height:
+            report["own_prefixes"] = own_prefix_figures(own)
         report = {
             "compressor": spec.name,
             "description": describe(spec, cfg),
@@ -161,6 +180,9 @@ def render_markdown(
                 f = r["by_intent"].get(intent)
                 cells.append(f"{_pct(f['preservation_rate'])} ({f['steps']})" if f else "–")
             lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    own = {name: r for name, r in reports.items() if r.get("own_prefixes")}
+    if own:
+        lines += ["", *_prefix_table(own)]
     skipped = {name: r["skipped"] for name, r in reports.items() if r.get("skipped")}
     if skipped:
         lines += ["", "Steps not evaluated: " + "; ".join(f"`{n}` {s}" for n, s in skipped.items())]
@@ -172,6 +194,27 @@ def render_markdown(
             f"{total.get('cache_hits', 0)}, cost ${total.get('cost_usd', 0.0):.4f}.",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _prefix_table(reports: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Preservation with raw earlier observations and with the compressor's own outputs in
+    their place, side by side: a compressor that holds up once deployed keeps its rate."""
+    lines = [
+        "## on raw prefixes and on its own compressed prefixes",
+        "",
+        "| compressor | preserved, raw prefixes | preserved, own prefixes "
+        "| tokens saved at the step | observation tokens saved in the context (own) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, r in reports.items():
+        own = r["own_prefixes"]
+        raw_rate = _pct(r["preservation_rate"]) if "raw" in r.get("prefixes", []) else "–"
+        lines.append(
+            f"| `{name}` | {raw_rate} | {_pct(own['preservation_rate'])} "
+            f"| {_pct(own['tokens_saved_fraction'])} "
+            f"| {_pct(own['context_tokens_saved_fraction'])} |"
+        )
+    return lines
 
 
 def write_plot(reports: Mapping[str, Mapping[str, Any]], path: Path) -> Path:

@@ -10,24 +10,35 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from builder.config import EndpointConfig, PipelineConfig
 from builder.errors import ConfigError, PermanentLLMError
-from builder.evaluate.compressors import COMPRESSOR_ROLE, Spec, compress, parse_specs
+from builder.evaluate.compressors import Spec, parse_specs
 from builder.evaluate.eval_report import write_outputs
+from builder.evaluate.own_prefixes import (
+    OWN,
+    RAW,
+    Key,
+    PrefixTokens,
+    compress_all,
+    marked,
+    own_jobs,
+    prefix_modes,
+)
 from builder.evaluate.split import split_trajectories
 from builder.evaluate.step_verdict import base_record, judge_step
-from builder.llm.factory import Clients, build_clients
-from builder.nap.from_config import nap_settings
+from builder.llm.factory import COMPRESSOR_ROLE, Clients, build_clients
+from builder.nap.from_config import nap_settings, sampling_of
 from builder.nap.step import NapSettings, Similarity, StepJob, references_for
 from builder.run.ingest_state import ensure_ingested, ingest_key, ingest_marker
 from builder.run.shard_work import ScrubSettings, prepare_shard
 from builder.run.shards import ShardPlan, plan_shards, read_json
 from builder.similarity.compare import get_similarity
+from schemas.candidates import CandidateRecord
 from schemas.eval_steps import EvalStepRecord
 
 log = logging.getLogger(__name__)
@@ -54,6 +65,12 @@ class EvalResult:
                 + (f" ({rate:.0%})" if rate is not None else "")
                 + (f", tokens saved {saved:.0%}" if saved is not None else "")
             )
+            own = r.get("own_prefixes")
+            if own and own.get("preservation_rate") is not None:
+                lines.append(
+                    f"{name} on its own compressed prefixes: {own['preserved']}/{own['steps']} "
+                    f"preserved ({own['preservation_rate']:.0%})"
+                )
         lines.append(f"wrote {self.markdown} ({self.seconds:.1f}s)")
         return "\n".join(lines)
 
@@ -73,32 +90,29 @@ def eval_jobs(cfg: PipelineConfig, out_dir: Path, wanted: set[str] | None) -> li
 
 async def evaluate_step(
     job: StepJob,
-    specs: list[Spec],
+    specs: Sequence[Spec],
+    candidates: Mapping[Key, CandidateRecord | None],
     clients: Clients,
     settings: NapSettings,
     similarity: Similarity,
-    cfg: PipelineConfig,
 ) -> list[EvalStepRecord]:
-    """One row per compressor for this step; references are sampled once and shared."""
+    """One row per compressor for this step (in `job`'s context); references are sampled once
+    and shared."""
+    step = job.step
+    mine = [candidates[(s.name, step.trajectory_id, step.step_index)] for s in specs]
     try:
         references = await references_for(job, clients.agent, settings, similarity)
     except PermanentLLMError as exc:
         if exc.kind != "context_length":
             raise
-        step = job.step
         log.warning("step %s/%d skipped: %s", step.trajectory_id, step.step_index, exc)
-        return [base_record(s.name, job, None, settings, 0, CONTEXT_TOO_LONG) for s in specs]
+        return [
+            base_record(s.name, job, c, settings, 0, CONTEXT_TOO_LONG)
+            for s, c in zip(specs, mine, strict=True)
+        ]
     actions = [r.action for r in references if r.action is not None]
 
-    async def one(spec: Spec) -> EvalStepRecord:
-        candidate = await compress(
-            spec,
-            job,
-            teacher=clients.teacher,
-            endpoint=clients.extra.get(COMPRESSOR_ROLE),
-            settings=settings,
-            cfg=cfg,
-        )
+    async def one(spec: Spec, candidate: CandidateRecord | None) -> EvalStepRecord:
         try:
             return await judge_step(
                 spec.name, job, candidate, actions, clients.agent, settings, similarity
@@ -108,7 +122,7 @@ async def evaluate_step(
                 raise
             return base_record(spec.name, job, candidate, settings, len(actions), CONTEXT_TOO_LONG)
 
-    return list(await asyncio.gather(*(one(s) for s in specs)))
+    return list(await asyncio.gather(*(one(s, c) for s, c in zip(specs, mine, strict=True))))
 
 
 async def evaluate_all(
@@ -117,24 +131,39 @@ async def evaluate_all(
     clients: Clients,
     settings: NapSettings,
     cfg: PipelineConfig,
+    modes: tuple[str, ...] = (RAW,),
 ) -> dict[str, list[EvalStepRecord]]:
-    """Rows by compressor name, in step order; several steps in flight like the run."""
+    """Rows by compressor name, in step order (raw prefixes, then own); several steps in
+    flight like the run."""
     similarity = get_similarity(settings.similarity)
     slots = asyncio.Semaphore(cfg.limits.steps_in_flight or 2 * cfg.limits.concurrency)
+    work: list[tuple[StepJob, list[Spec], str, PrefixTokens]] = []
+    if RAW in modes:
+        work += [(job, specs, RAW, PrefixTokens()) for job in jobs]
     done = 0
-    every = max(1, min(25, len(jobs) // 10))
+    every = 1
 
-    async def step(job: StepJob) -> list[EvalStepRecord]:
+    async def step(item: tuple[StepJob, list[Spec], str, PrefixTokens]) -> list[EvalStepRecord]:
         nonlocal done
+        job, wanted, mode, tokens = item
         async with slots:
-            rows = await evaluate_step(job, specs, clients, settings, similarity, cfg)
+            rows = await evaluate_step(job, wanted, candidates, clients, settings, similarity)
         done += 1
-        if done % every == 0 or done == len(jobs):
-            log.info("eval: %d/%d steps", done, len(jobs))
-        return rows
+        if done % every == 0 or done == len(work):
+            log.info("eval: %d/%d steps", done, len(work))
+        return marked(rows, mode, tokens)
 
     try:
-        per_step = await asyncio.gather(*(step(j) for j in jobs))
+        endpoint = clients.extra.get(COMPRESSOR_ROLE)
+        candidates = await compress_all(
+            jobs, specs, clients.teacher, endpoint, settings, sampling_of(cfg)
+        )
+        if OWN in modes:
+            for spec in specs:
+                own = own_jobs(jobs, spec, candidates, settings)
+                work += [(job, [spec], OWN, tokens) for job, tokens in own]
+        every = max(1, min(25, len(work) // 10))
+        per_step = await asyncio.gather(*(step(item) for item in work))
     finally:
         await clients.aclose()
     by_spec: dict[str, list[EvalStepRecord]] = {s.name: [] for s in specs}
@@ -161,11 +190,14 @@ def run_eval(
     *,
     split: str | None = None,
     dataset: Path | None = None,
+    prefixes: str = RAW,
     clients_factory: ClientFactory = build_clients,
 ) -> EvalResult:
-    """Evaluate each compressor on the eligible steps and write OUT/eval/."""
+    """Evaluate each compressor on the eligible steps and write OUT/eval/; `prefixes` is
+    `raw`, `own` or `both` (`builder.evaluate.own_prefixes`)."""
     started = time.perf_counter()
     specs = parse_specs(compressors, cfg)  # fail on a bad SPEC before any work
+    modes = prefix_modes(prefixes)
     wanted = None
     if split is not None or dataset is not None:
         if split is None or dataset is None:
@@ -183,11 +215,11 @@ def run_eval(
         extra[COMPRESSOR_ROLE] = cfg.compressor
     clients = clients_factory(cfg, out_dir, extra)
     try:
-        rows = asyncio.run(evaluate_all(jobs, specs, clients, nap_settings(cfg), cfg))
+        rows = asyncio.run(evaluate_all(jobs, specs, clients, nap_settings(cfg), cfg, modes))
     finally:
         clients.close()
     result = EvalResult(out_dir)
-    meta = {"split": split, "dataset": str(dataset) if dataset else None}
+    meta = {"split": split, "dataset": str(dataset) if dataset else None, "prefixes": list(modes)}
     result.reports, result.markdown, result.plot = write_outputs(
         out_dir / "eval", specs, rows, cfg, meta, usage=clients.usage.as_dict()
     )

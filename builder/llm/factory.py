@@ -117,11 +117,17 @@ def price_table(cfg: PipelineConfig) -> PriceTable:
     )
 
 
+COMPRESSOR_ROLE = "compressor"  # the `Clients.extra` key of a trained compressor's client
+
+
 def build_clients(
     cfg: PipelineConfig, out_dir: Path, extra: Mapping[str, EndpointConfig] | None = None
 ) -> Clients:
     """Teacher and agent clients with the config's cache, limits, retries, prices and budget;
-    `extra` endpoints (by role) get clients sharing all of them, in `Clients.extra`."""
+    `extra` endpoints (by role) get clients sharing all of them, in `Clients.extra` (the
+    `compressor:` block is one when `replay.prefix_compressor` is `endpoint`)."""
+    if cfg.replay.prefix_compressor == "endpoint" and cfg.compressor is not None:
+        extra = {COMPRESSOR_ROLE: cfg.compressor, **(extra or {})}
     stack = ExitStack()
     shared: dict[str, ChatProvider] = {}
     cache = None

@@ -21,7 +21,7 @@ def agent_request(
     settings: NapSettings,
 ) -> ChatRequest:
     return ChatRequest(
-        messages=tuple(agent_context(job.traj, job.step, job.adapter, rendered)),
+        messages=tuple(agent_context(job.traj, job.step, job.adapter, rendered, job.prefix)),
         tools=tools_of(job.traj),
         n=n,
         temperature=temperature,

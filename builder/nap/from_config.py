@@ -10,6 +10,7 @@ from builder.llm.model_rules import REASONING_TOKENS, effective_temperature, mod
 
 if TYPE_CHECKING:
     from builder.nap.step import NapSettings
+    from builder.nap.types import CompressorSampling, ReplaySettings
 
 
 def gate_counts(cfg: PipelineConfig) -> tuple[int, int]:
@@ -57,7 +58,43 @@ def nap_settings(cfg: PipelineConfig) -> NapSettings:
         likelihood_threshold=cfg.gate.likelihood_threshold,
         control=cfg.gate.control,
         control_floor=cfg.gate.control_floor,
+        replay=replay_settings(cfg),
     )
+
+
+def replay_settings(cfg: PipelineConfig) -> ReplaySettings:
+    """The round, the prefix mode and the prefix compressor with its identity."""
+    from builder.nap.types import ReplaySettings
+
+    replay = cfg.replay
+    spec = replay.prefix_compressor
+    return ReplaySettings(
+        round=replay.round_number,
+        prefix=replay.prefix,
+        compressor=spec,
+        compressor_id=compressor_identity(spec, cfg) if spec else None,
+        endpoint=sampling_of(cfg) if spec == "endpoint" else None,
+    )
+
+
+def compressor_identity(spec: str, cfg: PipelineConfig) -> str:
+    """The SPEC with the model behind it (`teacher:gpt-4.1-mini`, `endpoint:my-compressor`),
+    as rows record it; rules and the written compressors are their SPEC."""
+    if spec == "teacher":
+        return f"teacher:{cfg.teacher.model}"
+    if spec == "endpoint" and cfg.compressor is not None:
+        return f"endpoint:{cfg.compressor.model}"
+    return spec
+
+
+def sampling_of(cfg: PipelineConfig) -> CompressorSampling | None:
+    """How the `endpoint` compressor is asked, from the config's `compressor:` block."""
+    from builder.nap.types import CompressorSampling
+
+    block = cfg.compressor
+    if block is None:
+        return None
+    return CompressorSampling(block.temperature, block.max_tokens, block.structured)
 
 
 def _temperature(endpoint: EndpointConfig, temperature: float) -> float:

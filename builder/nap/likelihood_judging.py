@@ -69,7 +69,7 @@ async def likelihood_judge(
     if not continuations or not order:
         return [], 0
     tools = tools_of(job.traj)
-    raw_context = agent_context(job.traj, job.step, job.adapter, job.step.observation)
+    raw_context = agent_context(job.traj, job.step, job.adapter, job.step.observation, job.prefix)
     raw = await scorer.score(ScoreRequest(tuple(raw_context), tools, tuple(continuations)))
     observation = job.step.observation
     elsewhere = "\n".join(
@@ -78,7 +78,9 @@ async def likelihood_judge(
     name = f"likelihood:{settings.likelihood_score}"
 
     async def one(candidate: CandidateRecord, position: int) -> tuple[JudgementRecord, int]:
-        context = agent_context(job.traj, job.step, job.adapter, candidate.rendered or "")
+        context = agent_context(
+            job.traj, job.step, job.adapter, candidate.rendered or "", job.prefix
+        )
         scored = await scorer.score(ScoreRequest(tuple(context), tools, tuple(continuations)))
         deltas = [
             likelihood_delta(

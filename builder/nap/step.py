@@ -18,6 +18,7 @@ from builder.llm.settled import gather_settled
 from builder.nap.agent import agent_request, references_for, sample_actions
 from builder.nap.judging import control_for, generate_verdict, judge, judge_waves
 from builder.nap.likelihood_judging import likelihood_judge
+from builder.nap.rounds import deployed_verdict
 from builder.nap.types import Completer, JudgeOne, NapSettings, Similarity, StepJob, StepResult
 from builder.select import judge_order, preference_pairs, select
 from builder.steps.pairing import message_tokens
@@ -171,12 +172,15 @@ async def process_step(
             judging = likelihood_judge(job, scorer, order, references, settings)
         else:
             judging = judge(job, agent, order, actions, settings, similarity)
-        (result.judgements, sent), (control, control_sent) = await gather_settled(
-            judging, control_for(job, agent, references, settings, similarity)
-        )
+        both = gather_settled(judging, control_for(job, agent, references, settings, similarity))
+        deployed = deployed_verdict(job, agent, scorer, references, settings, similarity)
+        (
+            ((result.judgements, sent), (control, control_sent)),
+            (result.deployed, deployed_sent),
+        ) = await gather_settled(both, deployed)
         result.judge_requests = sent
         result.control_requests = control_sent
-        result.agent_requests += sent + control_sent
+        result.agent_requests += sent + control_sent + deployed_sent
         if control is not None:
             result.judgements.append(control)
     system, prompt = compressor_prompt(job)

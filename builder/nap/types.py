@@ -10,10 +10,14 @@ from builder.ingest.formats.base import FormatAdapter
 from builder.llm.protocol import ChatProvider, ChatRequest, ChatResponse
 from builder.nap.control import control_mode
 from builder.nap.gate import Aggregate, GateRule, agree_counts
+from builder.steps.replay import RAW, Prefix
 from schemas.candidates import CandidateRecord
+from schemas.common import RAW_PREFIX
 from schemas.judgements import JudgementRecord
 from schemas.preferences import PreferenceRecord
+from schemas.prefixes import PrefixRecord
 from schemas.references import ReferenceRecord
+from schemas.round_steps import RoundStepRecord
 from schemas.steps import Action, StepRecord
 from schemas.supervision import SupervisionRecord
 from schemas.trajectories import TrajectoryRecord
@@ -28,6 +32,29 @@ class Completer(Protocol):
     provider: ChatProvider
 
     async def complete(self, request: ChatRequest, *, stage: str) -> ChatResponse: ...
+
+
+@dataclass(frozen=True)
+class CompressorSampling:
+    """How the `endpoint` compressor (the config's `compressor:` block) is asked."""
+
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    structured: bool = True
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """The round and what the agent sees of earlier observations (`replay` in the config)."""
+
+    round: int = 0
+    prefix: str = RAW_PREFIX  # raw | compressed | deployed
+    compressor: str | None = None  # the SPEC filling compressed prefixes
+    compressor_id: str | None = None  # the SPEC with its model, recorded on every row
+    endpoint: CompressorSampling | None = None  # with compressor `endpoint`
+
+
+OFFLINE = ReplaySettings()
 
 
 @dataclass(frozen=True)
@@ -63,6 +90,7 @@ class NapSettings:
     likelihood_threshold: float = 0.5
     control: str = "auto"  # auto | judged
     control_floor: float = 0.5
+    replay: ReplaySettings = OFFLINE
 
     @property
     def agree_counts(self) -> tuple[int, int]:
@@ -105,6 +133,9 @@ class StepResult:
     control_requests: int = 0
     judge_requests: int = 0
     judge_requests_exhaustive: int = 0  # judging every unique valid candidate once
+    deployed: JudgementRecord | None = None  # deployed runs: the deployed compression's verdict
+    prefixes: list[PrefixRecord] = field(default_factory=list)  # this observation, compressed
+    round_steps: list[RoundStepRecord] = field(default_factory=list)  # the step's one row
 
 
 @dataclass(frozen=True)
@@ -112,3 +143,4 @@ class StepJob:
     traj: TrajectoryRecord
     step: StepRecord
     adapter: FormatAdapter
+    prefix: Prefix = RAW  # what the agent sees of earlier observations

@@ -17,6 +17,7 @@ from typing import Any
 from builder.config import PipelineConfig
 from builder.llm.batch.backend import BATCH_DISCOUNT
 from builder.llm.factory import price_table
+from builder.nap.prefix import deployed
 from builder.nap.step import StepJob
 from builder.plan.step_estimate import (
     MIN_CACHEABLE,
@@ -90,6 +91,8 @@ def _jobs(cfg: PipelineConfig, ingest_dir: Path) -> tuple[list[StepJob], int]:
     for shard in plan_shards(ingest_dir, cfg.output.shard_size):
         trajectories += len(shard.trajectory_ids)
         jobs += prepare_shard(ingest_dir, shard, scrub)[0]
+    if cfg.replay.prefix == "deployed":  # only the steps the deployed compressor changed
+        jobs = [deployed(j) for j in jobs if j.step.deployed_changed]
     return jobs, trajectories
 
 

@@ -2,11 +2,13 @@
 
 `build_dataset_folder` (layout.py) writes the folder with its card (card.py); `upload`
 (upload.py) makes the Hub repo equal to it in one commit; `publish` (command.py) is the CLI
-command. Exports load lazily, so the config can import `licences` without pyarrow datasets.
+command; `merge_runs` makes several rounds' run folders one. Exports load lazily, so the
+config can import `licences` without pyarrow datasets.
 
 Reads: `supervision`, `preferences`, `candidates`, with `trajectories` and `judgements` for
-provenance, `report.json`. Writes: a dataset folder (`data/<config>/<split>-*.parquet`,
-`README.md`, `report.json`, `statistics.json`) or a Hub repo.
+provenance, `report.json`, of one run folder or several (rounds). Writes: a dataset folder
+(`data/<config>/<split>-*.parquet`, `README.md`, `report.json`, `statistics.json`) or a Hub
+repo.
 Entry point: `builder.publish.command.publish`.
 """
 

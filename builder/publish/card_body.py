@@ -8,6 +8,7 @@ from typing import Any
 from builder.publish.card_inputs import CardInputs, title
 from builder.publish.card_method import citation_section, dig, limitations_section, made_section
 from builder.publish.card_provenance import provenance_section
+from builder.publish.card_rounds import rounds_section
 from builder.publish.card_training import lengths_section, trl_lines
 from builder.publish.columns import CONFIG_DESCRIPTIONS, column_doc
 
@@ -35,6 +36,7 @@ def body(inputs: CardInputs) -> str:
         "agents, built with `nap-builder`: a tool output is compressed only where the agent "
         "still takes the same next action with the compressed text.",
         _configs_section(inputs),
+        rounds_section(inputs),
         made_section(inputs),
         _usage_section(inputs),
         lengths_section(inputs),

@@ -51,6 +51,7 @@ class CardInputs:
     min_train_fraction: float = 0.5
     min_split_trajectories: int = 5
     max_tokens: int | None = None  # rows with a longer sequence were left out
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # `merge_runs.RunRound`s
 
 
 def builder_version() -> str:

@@ -22,6 +22,10 @@ _STEP = {
     "trajectory_id": "Stable id of the source trajectory (splits are made by it).",
     "step_index": "Index of the step (tool call + observation) within the trajectory.",
     "prompt_version": "Version of the compressor prompt that produced the input and target.",
+    "round": "0: judged with the raw tool outputs earlier in the agent's context (offline); "
+    "1, 2, ...: an online round, judged in the context a compressor made (see Rounds).",
+    "prefix_mode": "What the agent saw of earlier observations when this was judged: `raw`, "
+    "`compressed` (a compressor's outputs) or `deployed` (what a deployed compressor showed).",
 }
 _SIZES = {
     "raw_chars": "Characters of the raw (line-numbered) observation.",

@@ -1,20 +1,24 @@
-"""`nap-builder publish OUT (--to DIR | --repo ORG/NAME) [--private | --public] [--dry-run]`.
+"""`nap-builder publish OUT [OUT ...] (--to DIR | --repo ORG/NAME) [--private | --public]
+[--dry-run]`.
 
 Settings (splits, licence, seed, scrubbing, visibility wish) come from the run's
 `OUT/config.resolved.yaml` when it exists, so a published dataset matches the run that
-produced it. `--private` / `--public` override `publish.private` and are the only way an
-existing repo's visibility is changed.
+produced it; with several run folders (rounds, `merge_runs`), from the earliest round's.
+`--private` / `--public` override `publish.private` and are the only way an existing repo's
+visibility is changed.
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from builder.errors import PublishError
 from builder.publish.folder import read_yaml
 from builder.publish.layout import DEFAULT_SPLITS, LayoutSummary, build_dataset_folder
+from builder.publish.merge_runs import RunRound, merge_runs, online_rounds
 from builder.publish.upload import UploadReport, upload
 from builder.scrub import Scrubber
 
@@ -64,6 +68,7 @@ def read_settings(out_dir: Path) -> PublishSettings:
 def publish(
     out_dir: Path,
     *,
+    more: Sequence[Path] = (),
     to: str | None = None,
     repo: str | None = None,
     private: bool | None = None,
@@ -73,6 +78,7 @@ def publish(
 ) -> int:
     """Lay out the dataset (into `to`, or `OUT/hf_dataset` for `repo`) and upload it.
 
+    `more` run folders (other rounds) are merged with `out_dir` first (`merge_runs`).
     `private` is the command line's `--private` (True) / `--public` (False) / neither (None);
     `tokenizer` and `max_tokens` override `publish.tokenizer` / `publish.max_tokens`.
     """
@@ -80,19 +86,44 @@ def publish(
         raise PublishError("publish needs exactly one of --to DIR or --repo ORG/NAME")
     if not out_dir.is_dir():
         raise PublishError(f"{out_dir}: no such run output directory")
-    settings = read_settings(out_dir)
+    if more:
+        with tempfile.TemporaryDirectory() as tmp:
+            merged = Path(tmp) / "merged"
+            rounds = merge_runs([out_dir, *more], merged)
+            return _publish(merged, out_dir, rounds, to, repo, private, dry_run, tokenizer,
+                            max_tokens)  # fmt: skip
+    return _publish(out_dir, out_dir, online_rounds(out_dir), to, repo, private, dry_run,
+                    tokenizer, max_tokens)  # fmt: skip
+
+
+def _publish(
+    source: Path,
+    out_dir: Path,
+    rounds: list[RunRound],
+    to: str | None,
+    repo: str | None,
+    private: bool | None,
+    dry_run: bool,
+    tokenizer: str | None,
+    max_tokens: int | None,
+) -> int:
+    """Publish the run folder `source` (`out_dir` itself, or the merge of several, whose
+    `--repo` staging folder goes in the first one given)."""
+    settings = read_settings(source)
     if tokenizer is not None:
         settings = replace(settings, tokenizer=tokenizer)
     if max_tokens is not None:
         settings = replace(settings, max_tokens=max_tokens)
     if to is not None and dry_run:
         with tempfile.TemporaryDirectory() as tmp:
-            summary = _build(out_dir, Path(tmp) / "dataset", settings, None, _folder_target(to))
-            print("\n".join(_layout_lines(summary, f"would write to {to}")))
+            summary = _build(
+                source, Path(tmp) / "dataset", settings, None, _folder_target(to), rounds
+            )
+            print("\n".join(_layout_lines(summary, f"would write to {to}", rounds)))
         return 0
     dest = Path(to) if to is not None else out_dir / HUB_FOLDER
-    summary = _build(out_dir, dest, settings, repo, repo)
-    print("\n".join(_layout_lines(summary, f"wrote {dest}")))
+    summary = _build(source, dest, settings, repo, repo, rounds)
+    print("\n".join(_layout_lines(summary, f"wrote {dest}", rounds)))
     if repo is not None:
         wish = private if private is not None else settings.private
         report = upload(
@@ -108,7 +139,12 @@ def _folder_target(path: str) -> str:
 
 
 def _build(
-    out_dir: Path, dest: Path, s: PublishSettings, repo: str | None, target: str | None
+    out_dir: Path,
+    dest: Path,
+    s: PublishSettings,
+    repo: str | None,
+    target: str | None,
+    rounds: list[RunRound],
 ) -> LayoutSummary:
     scrubber = Scrubber(emails=s.emails) if s.scrub else Scrubber(rules=())
     dest.mkdir(parents=True, exist_ok=True)
@@ -118,15 +154,24 @@ def _build(
         input_licenses=s.input_licenses, seed=s.seed, tokenizer=s.tokenizer,
         max_tokens=s.max_tokens, min_train_fraction=s.min_train_fraction,
         min_split_trajectories=s.min_split_trajectories,
+        rounds=[r.as_dict() for r in rounds],
     )  # fmt: skip
 
 
-def _layout_lines(summary: LayoutSummary, head: str) -> list[str]:
+def _layout_lines(summary: LayoutSummary, head: str, rounds: list[RunRound]) -> list[str]:
     lines = [f"{head}:"]
     for name, layout in summary.configs.items():
         splits = ", ".join(f"{s} {n}" for s, n in layout.rows.items())
         lines.append(
             f"  {name}: {splits} rows ({sum(len(f) for f in layout.files.values())} files)"
+        )
+    for r in rounds:
+        duplicates = sum(r.duplicates.values())
+        lines.append(
+            f"  round {r.round} ({r.prefix_mode} prefixes, {r.folder}): "
+            f"{r.rows.get('supervision', 0)} supervision rows, "
+            f"{r.rows.get('preferences', 0)} preference pairs"
+            + (f", {duplicates} duplicates of an earlier round left out" if duplicates else "")
         )
     if summary.redactions:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(summary.redactions.items()))

@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from builder.errors import PublishError
 from builder.publish.card import build_card
@@ -87,6 +88,7 @@ def build_dataset_folder(
     max_tokens: int | None = None,
     min_train_fraction: float = 0.5,
     min_split_trajectories: int = 5,
+    rounds: list[dict[str, Any]] | None = None,
 ) -> LayoutSummary:
     """Write `dest` (data/, plots/, report.json, statistics.json, README.md) from the run
     output `out_dir`.
@@ -157,6 +159,7 @@ def build_dataset_folder(
             min_train_fraction=min_train_fraction,
             min_split_trajectories=min_split_trajectories,
             max_tokens=max_tokens,
+            rounds=list(rounds or []),
         )
         summary.warnings = list(inputs.split_warnings)
         stats = json.dumps(statistics(inputs), indent=2, sort_keys=False) + "\n"

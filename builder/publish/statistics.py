@@ -51,4 +51,5 @@ def statistics(inputs: CardInputs) -> dict[str, Any]:
         "control": dict(inputs.report.get("control") or {}),
         "totals": dict(inputs.report.get("totals") or {}),
         "redactions_in_published_files": dict(inputs.redactions),
+        **({"rounds": list(inputs.rounds)} if inputs.rounds else {}),
     }

@@ -29,6 +29,7 @@ from builder.report.figures import (
     _usage,
 )
 from builder.report.markdown import render_markdown
+from builder.report.online_round import round_section
 from builder.report.tables import SCHEMAS, STEP_KEY, loaded, scan_table
 
 __all__ = ["STEP_KEY", "build_report", "json_safe", "loaded", "scan_table", "write_report"]
@@ -76,6 +77,9 @@ def _build(
         "early_exit": _early_exit(tables),
         "usage": _usage(usage),
     }
+    online = round_section(tables["round_steps"])
+    if online is not None:
+        report["round"] = online
     for key, value in (extra or {}).items():
         if isinstance(value, Mapping) and isinstance(report.get(key), dict):
             report[key].update(value)

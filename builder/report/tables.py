@@ -22,6 +22,7 @@ from schemas.judgements import JUDGEMENT_SCHEMA
 from schemas.preferences import PREFERENCE_SCHEMA
 from schemas.quarantine import QUARANTINE_SCHEMA
 from schemas.references import REFERENCE_SCHEMA
+from schemas.round_steps import ROUND_STEP_SCHEMA
 from schemas.steps import STEP_SCHEMA
 from schemas.supervision import SUPERVISION_SCHEMA
 from schemas.trajectories import TRAJECTORY_SCHEMA
@@ -35,6 +36,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "judgements": JUDGEMENT_SCHEMA,
     "supervision": SUPERVISION_SCHEMA,
     "preferences": PREFERENCE_SCHEMA,
+    "round_steps": ROUND_STEP_SCHEMA,
 }
 STEP_KEY = ["trajectory_id", "step_index"]
 REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -55,6 +57,10 @@ REPORT_COLUMNS: dict[str, tuple[str, ...]] = {
         "raw_chars", "rendered_chars",
     ),
     "preferences": (*STEP_KEY,),
+    "round_steps": (
+        *STEP_KEY, "round", "prefix_mode", "prefix_compressor", "prefix_replaced", "processed",
+        "deployed_changed", "deployed_passed",
+    ),
 }  # fmt: skip
 
 _loaded: contextvars.ContextVar[tuple[Path, dict[str, pl.LazyFrame]] | None] = (

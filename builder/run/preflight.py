@@ -184,7 +184,14 @@ def require_ready(
     reach: bool = True,
 ) -> None:
     """Raise `PreflightError` naming every problem found, before anything is ingested."""
-    roles = roles_of(cfg, role_names)
+    names = list(role_names)
+    if (
+        cfg.replay.prefix_compressor == "endpoint"
+        and "agent" in names
+        and "compressor" not in names
+    ):
+        names.append("compressor")  # a run whose prefixes a trained compressor fills
+    roles = roles_of(cfg, names)
     problems = check_inputs(cfg) + check_output(cfg) + check_budget(cfg) + check_keys(roles)
     if reach and not problems:  # no request to an endpoint whose key is missing
         problems += check_endpoints(roles)

@@ -19,6 +19,26 @@ SUMMARY_TOTALS = (
 )
 
 
+def round_lines(section: dict[str, Any] | None) -> list[str]:
+    """The online round in a line or two: its context, and the deployed compressor's rate."""
+    if not section:
+        return []
+    how = section["prefix_mode"]
+    if section.get("prefix_compressor"):
+        how += f" by {section['prefix_compressor']}"
+    lines = [
+        f"round {section['round']} ({how} prefixes): {section['relabelled_steps']} steps "
+        f"relabelled, {section['skipped_steps']} skipped"
+    ]
+    deployed = section.get("deployed")
+    if deployed and deployed.get("pass_rate") is not None:
+        lines.append(
+            f"deployed compressor: passed the gate on {deployed['passed_steps']}/"
+            f"{deployed['judged_steps']} steps it changed ({deployed['pass_rate']:.0%})"
+        )
+    return lines
+
+
 @dataclass
 class RunResult:
     out_dir: Path
@@ -62,6 +82,7 @@ class RunResult:
             )
         if self.batch_rounds:
             lines.append(f"batch rounds: {self.batch_rounds}")
+        lines += round_lines(self.report.get("round"))
         control = self.report.get("control", {})
         if control.get("pass_rate") is not None:
             lines.append(

@@ -18,7 +18,9 @@ from schemas.candidates import CANDIDATE_SCHEMA
 from schemas.common import to_table
 from schemas.judgements import JUDGEMENT_SCHEMA
 from schemas.preferences import PREFERENCE_SCHEMA
+from schemas.prefixes import PREFIX_SCHEMA
 from schemas.references import REFERENCE_SCHEMA
+from schemas.round_steps import ROUND_STEP_SCHEMA
 from schemas.steps import StepRecord
 from schemas.supervision import SUPERVISION_SCHEMA
 from schemas.trajectories import TrajectoryRecord
@@ -33,6 +35,8 @@ SCHEMAS = {
     "judgements": JUDGEMENT_SCHEMA,
     "supervision": SUPERVISION_SCHEMA,
     "preferences": PREFERENCE_SCHEMA,
+    "prefixes": PREFIX_SCHEMA,
+    "round_steps": ROUND_STEP_SCHEMA,
 }
 
 

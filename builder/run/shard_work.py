@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 from builder.errors import PermanentLLMError, TransientLLMError
 from builder.ingest.formats import get_adapter
 from builder.llm.batch.queue import BatchDeferred
-from builder.llm.factory import Clients
+from builder.llm.factory import COMPRESSOR_ROLE, Clients
 from builder.llm.settled import gather_settled
+from builder.nap.prefix import ReplayJob, replay_jobs
+from builder.nap.rounds import round_step, stamp
 from builder.nap.step import NapSettings, StepJob, StepResult, process_step
 from builder.run.shard_io import ScrubSettings, load_scrubbed, prepare_records, write_shard
 from builder.run.shards import ShardPlan
@@ -60,6 +62,17 @@ def _dropped(job: StepJob, reason: str, exc: Exception) -> StepResult:
     return StepResult(dropped=reason)
 
 
+async def _replayed(
+    jobs: list[StepJob], clients: Clients, settings: NapSettings
+) -> list[ReplayJob]:
+    """The jobs in the round's context (`builder.nap.prefix`)."""
+    endpoint = clients.extra.get(COMPRESSOR_ROLE)
+    try:
+        return await replay_jobs(jobs, clients.teacher, endpoint, settings)
+    except BatchDeferred:
+        raise ShardDeferred("prefix compressions wait for a batch round") from None
+
+
 class ShardDeferred(Exception):
     """Some steps of the shard wait for batch answers: nothing is written this round."""
 
@@ -93,26 +106,36 @@ async def run_shard(
     records, redactions = await prepared
     jobs = [StepJob(traj, step, get_adapter(traj.source_format)) for traj, step in records]
     similarity = get_similarity(settings.similarity)
+    replayed = await _replayed(jobs, clients, settings)
 
-    async def one(job: StepJob) -> StepResult | None:
-        async with step_slots or contextlib.nullcontext():
-            try:
-                result = await process_step(
-                    job, clients.teacher, clients.agent, settings, similarity, clients.scorer
-                )
-            except BatchDeferred:
-                return None  # its next request goes with this round's batch job
-            except PermanentLLMError as exc:
-                if exc.kind != "context_length":
-                    raise
-                result = _dropped(job, "context_too_long", exc)
-            except TransientLLMError as exc:  # its retries are spent: the step, not the shard
-                result = _dropped(job, f"request_failed:{exc.kind}", exc)
+    async def one(item: ReplayJob) -> StepResult | None:
+        job = item.job
+        if item.skip is not None:
+            result = StepResult(dropped=item.skip)
+        elif item.failed is not None:  # a compression its prefix needs: the shard is redone
+            result = _dropped(job, f"{REQUEST_FAILED}prefix:{item.failed.kind}", item.failed)
+        else:
+            async with step_slots or contextlib.nullcontext():
+                try:
+                    result = await process_step(
+                        job, clients.teacher, clients.agent, settings, similarity, clients.scorer
+                    )
+                except BatchDeferred:
+                    return None  # its next request goes with this round's batch job
+                except PermanentLLMError as exc:
+                    if exc.kind != "context_length":
+                        raise
+                    result = _dropped(job, "context_too_long", exc)
+                except TransientLLMError as exc:  # its retries are spent: the step, not the shard
+                    result = _dropped(job, f"request_failed:{exc.kind}", exc)
+        result.prefixes = [item.prefix_row] if item.prefix_row is not None else []
+        result = stamp(result, settings)
+        result.round_steps = [round_step(job, result, settings, processed=item.skip is None)]
         on_step(result)
         return result
 
     # a failing step (budget refused, permanent error) lets the others' sent requests settle
-    outcomes = list(await gather_settled(*(one(job) for job in jobs)))
+    outcomes = list(await gather_settled(*(one(item) for item in replayed)))
     results = [r for r in outcomes if r is not None]
     if len(results) < len(outcomes):
         raise ShardDeferred(f"{len(outcomes) - len(results)} steps wait for a batch round")

@@ -21,7 +21,10 @@ from schemas.common import from_row
 from schemas.steps import StepRecord
 from schemas.trajectories import TrajectoryRecord
 
-NAP_TABLES = ("candidates", "references", "judgements", "supervision", "preferences")
+NAP_TABLES = (
+    "candidates", "references", "judgements", "supervision", "preferences", "prefixes",
+    "round_steps",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,7 @@ class Scrubber:
             content=self.scrub(message.content),
             content_parts=self.scrub_optional(message.content_parts),
             tool_calls=calls,
+            raw_output=self.scrub_optional(message.raw_output),
         )
 
     def scrub_trajectory(self, record: TrajectoryRecord) -> TrajectoryRecord:
@@ -207,7 +208,7 @@ class Scrubber:
         )
 
     def scrub_step(self, step: StepRecord) -> StepRecord:
-        """A copy with the actions, thought, observation and focus question scrubbed."""
+        """A copy with the actions, thought, observations and focus question scrubbed."""
         return dataclasses.replace(
             step,
             action=self.scrub_action(step.action),
@@ -215,6 +216,7 @@ class Scrubber:
             thought=self.scrub_optional(step.thought),
             observation=self.scrub(step.observation),
             focus_question=self.scrub_optional(step.focus_question),
+            deployed_observation=self.scrub_optional(step.deployed_observation),
         )
 
     def forget(self) -> None:

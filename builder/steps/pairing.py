@@ -22,6 +22,7 @@ or a turn skipped on the way, was rejected by the harness as a format error
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -154,14 +155,17 @@ def build_steps(
     if not turns:
         return
     limit = rules.max_observation_chars
-    observations: dict[int, tuple[str, int | None]] = {}
+    observations: dict[int, tuple[str, int | None, str | None]] = {}
     sizes = []
     observed = {i for t in turns for i in t.observation_indices}
     for index, message in enumerate(traj.messages):
         if index in observed:
             head, payload, tail = adapter.split_observation(message)
+            shown = None
+            if message.raw_output is not None:  # a deployed run: the raw output is the step's
+                shown, payload = payload, message.raw_output
             tokens = count_tokens(payload) if len(payload) <= limit else None
-            observations[index] = (payload, tokens)
+            observations[index] = (payload, tokens, shown)
             envelope = count_tokens(head) + count_tokens(tail)
             sizes.append(envelope + (tokens if tokens is not None else len(payload) // 4))
         else:
@@ -173,8 +177,8 @@ def build_steps(
         following, rejected = next_action(turns, position)
         thought = traj.messages[turn.action_index].content or None
         for obs_index in turn.observation_indices:
-            payload, tokens = observations[obs_index]
-            yield _step(
+            payload, tokens, shown = observations[obs_index]
+            step = _step(
                 traj,
                 step_index,
                 turn,
@@ -188,6 +192,7 @@ def build_steps(
                 rules,
                 tool_schemas,
             )
+            yield step if shown is None else dataclasses.replace(step, deployed_observation=shown)
             step_index += 1
 
 

@@ -1,22 +1,53 @@
 """Rebuild the exact context the agent saw before its next action, optionally with a compressed
-observation in place of the raw one.
+observation in place of the raw one, and with earlier observations as a `Prefix` says.
 
 The context is every message before the next assistant turn: the history, the action, and the
 observation message (plus anything the harness added after it, such as a reminder), so that
-with the raw observation it equals the logged prompt. Only the observation's payload changes:
-the harness's envelope (mini-swe-agent `<returncode>`/`<output>`, SWE-smith `OBSERVATION:`) and
+with the raw observation it equals the logged prompt. Only observation payloads change: the
+harness's envelope (mini-swe-agent `<returncode>`/`<output>`, SWE-smith `OBSERVATION:`) and
 the tool message's `tool_call_id` stay as logged.
+
+Earlier observations (`Prefix.mode`): `raw` shows each as it ran (a deployed run's raw outputs
+restored), `compressed` puts `Prefix.texts` in place of earlier eligible ones (raw elsewhere),
+`deployed` keeps a deployed run's context as logged. The judged observation is raw (a deployed
+run's restored) unless a candidate is put in its place.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from builder.ingest.formats.base import FormatAdapter
 from builder.steps.tool_sets import ToolSet, resolve_tools
+from schemas.common import RAW_PREFIX
 from schemas.steps import StepRecord
 from schemas.trajectories import Message, TrajectoryRecord
+
+COMPRESSED = "compressed"
+DEPLOYED = "deployed"
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """What the agent sees of the observations before the judged one."""
+
+    mode: str = RAW_PREFIX  # raw | compressed | deployed
+    texts: tuple[tuple[int, str], ...] = ()  # (message index, payload shown), compressed mode
+
+    def replaced(self, traj: TrajectoryRecord, step: StepRecord, adapter: FormatAdapter) -> int:
+        """Earlier observations shown otherwise than raw (compressed, or as deployed)."""
+        if self.mode != DEPLOYED:
+            return len(self.texts)
+        earlier = traj.messages[: step.observation_message_index]
+        return sum(
+            m.raw_output is not None and m.raw_output != adapter.split_observation(m)[1]
+            for m in earlier
+        )
+
+
+RAW = Prefix()
 
 
 def context_end(messages: list[Message], observation_index: int) -> int:
@@ -34,15 +65,28 @@ def substitute(message: Message, adapter: FormatAdapter, rendered: str) -> Messa
 
 
 def agent_context(
-    traj: TrajectoryRecord, step: StepRecord, adapter: FormatAdapter, rendered: str | None = None
+    traj: TrajectoryRecord,
+    step: StepRecord,
+    adapter: FormatAdapter,
+    rendered: str | None = None,
+    prefix: Prefix = RAW,
 ) -> list[Message]:
-    """The messages for the agent request of `step`; `rendered=None` keeps the raw observation."""
-    messages = list(traj.messages)
-    end = context_end(messages, step.observation_message_index)
-    context = messages[:end]
+    """The messages for the agent request of `step`; `rendered=None` keeps the raw observation
+    (`prefix`: what the earlier observations show, see the module)."""
+    messages = traj.messages
+    index = step.observation_message_index
+    context = list(messages[: context_end(messages, index)])
+    if prefix.mode != DEPLOYED:
+        for i, message in enumerate(context):
+            if message.raw_output is not None and i != index:
+                context[i] = substitute(message, adapter, message.raw_output)
+    for i, text in prefix.texts:
+        if i < index:
+            context[i] = substitute(messages[i], adapter, text)
+    if rendered is None:
+        rendered = messages[index].raw_output  # a deployed run's observation, restored
     if rendered is not None:
-        index = step.observation_message_index
-        context[index] = substitute(context[index], adapter, rendered)
+        context[index] = substitute(messages[index], adapter, rendered)
     return context
 
 

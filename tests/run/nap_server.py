@@ -4,7 +4,9 @@
 Teacher requests (they carry `response_format`) get a fixed menu of compressions per sample
 index; agent requests repeat the previous command unless the observation is a plain summary,
 in which case the agent "gets lost" and lists files. So plain summaries fail the gate and
-line-range compressions pass: a deterministic, realistic pattern.
+line-range compressions pass: a deterministic, realistic pattern. An agent whose context
+already holds a compressed observation (an online round's prefix) has learnt the format and
+follows a plain summary too, so online rounds pass candidates the offline round failed.
 """
 
 from __future__ import annotations
@@ -29,10 +31,13 @@ KEYS = {
         "chosen_candidate_index",
         "rejected_candidate_index",
     ],
+    "prefixes": ["trajectory_id", "step_index"],
+    "round_steps": ["trajectory_id", "step_index"],
     "trajectories": ["trajectory_id"],
     "steps": ["trajectory_id", "step_index"],
 }
 
+COMPRESSED = "[output compressed"  # the marker line of every rendered compression
 _LINES = re.compile(r'<output lines="(\d+)">')
 _BASH = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 _CLINE = re.compile(r"<execute_command>\s*<command>(.*?)</command>", re.DOTALL)  # Cline's XML
@@ -84,7 +89,8 @@ def shell_tool(tools: list[dict[str, Any]]) -> str:
 def agent_reply(body: dict[str, Any]) -> str | dict[str, Any]:
     messages = body["messages"]
     observation = str(messages[-1].get("content") or "")
-    lost = observation.count("[output compressed: summary") > 0
+    used_to_it = any(COMPRESSED in str(m.get("content") or "") for m in messages[:-1])
+    lost = observation.count("[output compressed: summary") > 0 and not used_to_it
     command = "ls -la" if lost else _previous_command(messages)
     if body.get("tools"):
         arguments = json.dumps({"command": command})
@@ -112,7 +118,8 @@ def anthropic_nap_content(body: dict[str, Any], number: int) -> list[dict[str, A
             command = str(uses[0]["input"]["command"])
             break
     last = json.dumps(body["messages"][-1]["content"])
-    if "[output compressed: summary" in last:
+    used_to_it = any(COMPRESSED in json.dumps(m["content"]) for m in body["messages"][:-1])
+    if "[output compressed: summary" in last and not used_to_it:
         command = "ls -la"
     if not tools:
         return [{"type": "text", "text": f"```bash\n{command}\n```"}]

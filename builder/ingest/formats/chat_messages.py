@@ -29,6 +29,7 @@ from builder.ingest.formats.base import (
     tool_call_action,
     trajectory_id,
 )
+from builder.ingest.formats.deployed_output import raw_output_of
 from builder.ingest.formats.source import Source
 from schemas.steps import Action
 from schemas.trajectories import Message, ToolCall, TrajectoryRecord
@@ -108,6 +109,7 @@ def parse_message(
         name=name if isinstance(name, str) else None,
         content_parts=parts,
         is_demo=is_demo or raw.get("is_demo") is True,
+        raw_output=raw_output_of(raw, where),
     )
 
 
