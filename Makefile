@@ -55,7 +55,7 @@ check: lint types test
 demo: setup bytecode
 	$(BIN)/nap-builder run pipelines/demo.yaml --set output.dir=$(DEMO_OUT)
 	$(BIN)/nap-builder publish $(DEMO_OUT) --to $(DEMO_OUT)-dataset
-	$(BIN)/python -c "import datasets, sys; d = datasets.load_dataset('$(DEMO_OUT)-dataset', 'sft'); print(d)"
+	$(BIN)/python -c "import datasets; print(datasets.load_dataset('$(DEMO_OUT)-dataset', 'prompt_completion'))"
 
 bench: setup test-deps bytecode
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_ingest.py
