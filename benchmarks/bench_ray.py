@@ -84,8 +84,7 @@ def main() -> None:
                     num_cpus=2,
                     include_dashboard=False,
                     log_to_driver=False,
-                    runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
-                )
+                )  # no runtime_env: it keeps actors off the pre-started workers (cluster.py)
                 walls["ray_startup"] = time.perf_counter() - started
             started, started_epoch = time.perf_counter(), time.time()
             result = run_pipeline(cfg, config_path=path)

@@ -184,17 +184,23 @@ def _run(
     result = RunResult(out_dir)
     if on_ray:
         from builder.run.finish import finish_report
-        from builder.run.ray.engine import ray_ingest, run_shards_ray
+        from builder.run.ray.engine import RayPool
 
-        ensure_ingested(cfg, out_dir, ray_ingest)
-        discard_stale(out_dir, digest)
-        result.stage_seconds["ingest"] = time.perf_counter() - started
-        nap_started = time.perf_counter()
-        # the actors build their own clients and write their own usage
-        stats = run_shards_ray(cfg, out_dir, digest, result, nap_settings(cfg), clients_factory)
+        settings = nap_settings(cfg)
+        # the actors start (process, imports, tokenizer) while this process ingests on them
+        pool = RayPool.start(cfg, out_dir, digest, settings, clients_factory)
+        try:
+            ensure_ingested(cfg, out_dir, pool.ingest)
+            discard_stale(out_dir, digest)
+            result.stage_seconds["ingest"] = time.perf_counter() - started
+            nap_started = time.perf_counter()
+            # the actors build their own clients and write their own usage
+            stats = pool.run_shards(out_dir, digest, result)
+        finally:
+            pool.close()
         log.info("ray coordinator: %s", stats)
         result.stage_seconds["nap"] = time.perf_counter() - nap_started
-        result.report = finish_report(out_dir, result, started, nap_settings(cfg))
+        result.report = finish_report(out_dir, result, started, settings)
     else:
         _run_local(cfg, clients_factory, out_dir, digest, result, started)
     warning = result.report.get("control", {}).get("warning")

@@ -55,7 +55,7 @@ def ingest_into(
     cfg: PipelineConfig, out_dir: Path, ingest: Callable[..., Any] = run_ingest
 ) -> None:
     """Ingest the config's inputs with its eligibility rules into `out_dir` (`ingest` is
-    `run_ingest` or the Ray engine's `ray_ingest`)."""
+    `run_ingest` or the Ray engine's `RayPool.ingest`)."""
     specs = [  # object-store inputs are read from a local copy
         InputSpec(localize_input(i.path), None if i.format == "auto" else i.format, dict(i.options))
         for i in cfg.inputs

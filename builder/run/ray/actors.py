@@ -40,3 +40,20 @@ class _Coordinator:
 # no CPU: it only waits; high concurrency: every waiter for a slot is one pending call
 _remote: Any = ray.remote
 CoordinatorActor: Any = _remote(num_cpus=0, max_concurrency=10_000)(_Coordinator)
+
+
+def shard_actor_class(cpus: float, concurrency: int) -> Any:
+    """`ShardWorker` as a Ray actor. A worker process that dies is restarted and the calls it
+    had in flight are retried on the new one (a shard is redone whole: its tables are written
+    atomically at its end); `concurrency` shards at once plus the control calls."""
+    from builder.run.ray.shard_actor import ShardWorker
+
+    return _remote(
+        num_cpus=cpus,
+        max_concurrency=concurrency + 2,
+        max_restarts=MAX_RESTARTS,
+        max_task_retries=MAX_RESTARTS,
+    )(ShardWorker)
+
+
+MAX_RESTARTS = 3

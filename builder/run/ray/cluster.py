@@ -32,17 +32,15 @@ def ray_session(execution: ExecutionConfig) -> Iterator[None]:
         yield
         return
     address = execution.ray_address or os.environ.get("RAY_ADDRESS") or None
-    # workers import `builder` from the same place as this process
-    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
     if address is None:
+        # A local Ray's workers inherit this process's environment (PYTHONPATH included), and
+        # a runtime_env would keep them off the pre-started worker processes: each actor
+        # would then wait ~1-2 s for a fresh one.
         log.info("ray: starting a local Ray (%s CPUs)", execution.num_cpus or "all")
-        ray.init(
-            num_cpus=execution.num_cpus,
-            include_dashboard=False,
-            log_to_driver=True,
-            runtime_env={"env_vars": env} if env else None,
-        )
+        ray.init(num_cpus=execution.num_cpus, include_dashboard=False, log_to_driver=True)
     else:
+        # workers on other nodes import `builder` from the same place as this process
+        env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
         log.info("ray: connecting to %s", address)
         ray.init(address=address, runtime_env={"env_vars": env} if env else None)
     try:

@@ -1,64 +1,38 @@
 """A run's ingest and shards on Ray: same plans, same files, same markers as the local engine.
 
-Ingest: each ingest task (`builder.ingest.parallel.tasks`, named by its index) is a Ray task writing
-the same `part-NNNNNN-*` files. Shards: a Ray Data dataset of the pending shard plans, one
-block per shard (a killed actor costs only its in-flight shards; Ray Data restarts the actor
-and retries them), mapped by a pool of `ShardWorker` actors. The driver settles each shard's
-outcome row exactly as `schedule._settle` does.
+A fixed pool of `ShardWorker` actors is started before the ingest (`RayPool.start`): their
+process start, imports and tokenizer load overlap it, and the ingest tasks
+(`builder.ingest.parallel.tasks`, named by their index, writing the same `part-NNNNNN-*` files)
+then run on those warm processes. The driver then hands each actor its share of the pending
+shard plans, a few at a time, and settles each outcome exactly as `schedule._settle` does. A
+killed actor is restarted by Ray and its in-flight shards are retried on it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from builder.config import PipelineConfig
 from builder.errors import PermanentLLMError
-from builder.ingest.parallel import IngestSummary, InputSpec, process_task, run_ingest, tasks
+from builder.ingest.parallel import IngestSummary, InputSpec, run_ingest, tasks
 from builder.nap.step import NapSettings
 from builder.run.ray.coordinator import LimitSettings
-from builder.run.ray.shard_actor import ShardWorker, encode_plan
+from builder.run.ray.shard_actor import Outcome, encode_plan
 from builder.run.result import RunResult
 from builder.run.schedule import STEPS_PER_SLOT, parallel_shards
-from builder.run.shards import pending_shards
+from builder.run.shards import ShardPlan, pending_shards
 from builder.scrub.settings import ScrubSettings
 from builder.steps.pairing import EligibilityRules
 
 log = logging.getLogger(__name__)
 
 LEASE_MARGIN_S = 10.0
-
-
-def ray_ingest(
-    specs: list[InputSpec],
-    out_dir: Path,
-    *,
-    rules: EligibilityRules | None = None,
-    scrub: ScrubSettings | None = None,
-) -> IngestSummary:
-    """`run_ingest` with its tasks run as Ray tasks (same files, same cross-task dedup)."""
-    return run_ingest(specs, out_dir, rules=rules, runner=ray_tasks, scrub=scrub)
-
-
-def ray_tasks(
-    specs: Iterable[InputSpec], out_dir: Path, rules: EligibilityRules, scrub: ScrubSettings
-) -> Iterator[tuple[int, IngestSummary]]:
-    """Each ingest task as a Ray task; at most two per cluster CPU queued at once."""
-    import ray
-
-    remote: Any = ray.remote(num_cpus=1, max_retries=3)(process_task)
-    window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
-    pending: dict[Any, int] = {}
-    for task_id, group in enumerate(tasks(specs)):
-        pending[remote.remote(task_id, group, out_dir, rules, scrub)] = task_id
-        if len(pending) >= window:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                yield pending.pop(ref), ray.get(ref)
-    for ref, task_id in pending.items():
-        yield task_id, ray.get(ref)
+INGEST_PER_ACTOR = 2  # ingest tasks queued per actor: one running, one waiting
 
 
 def limit_settings(cfg: PipelineConfig) -> LimitSettings:
@@ -74,75 +48,142 @@ def limit_settings(cfg: PipelineConfig) -> LimitSettings:
     )
 
 
-def actor_pool(size: int, per_actor: int) -> dict[str, Any]:
-    """`map_batches` arguments of a fixed pool of `size` actors, each running `per_actor`
-    shards at once on its async loop (the option's name depends on the Ray version)."""
+@dataclass
+class RayPool:
+    """The coordinator and the shard actors of one run."""
+
+    cfg: PipelineConfig
+    coordinator: Any
+    actors: list[Any]
+    per_actor: int
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def start(
+        cls,
+        cfg: PipelineConfig,
+        out_dir: Path,
+        digest: str,
+        settings: NapSettings,
+        clients_factory: Any,
+    ) -> RayPool:
+        """Create the coordinator and every actor at once (Ray starts them in parallel; this
+        does not wait for them)."""
+        from builder.run.ray.actors import CoordinatorActor, shard_actor_class
+
+        ex = cfg.execution
+        coordinator = CoordinatorActor.remote(limit_settings(cfg))
+        width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
+        per_actor = ex.shards_per_actor or -(-width // ex.actors)
+        total_steps = cfg.limits.steps_in_flight or STEPS_PER_SLOT * cfg.limits.concurrency
+        actor_class = shard_actor_class(ex.actor_cpus, per_actor)
+        actors = [
+            actor_class.remote(
+                cfg,
+                str(out_dir),
+                digest,
+                settings,
+                coordinator,
+                clients_factory,
+                max(1, total_steps // ex.actors),
+            )
+            for _ in range(ex.actors)
+        ]
+        return cls(cfg, coordinator, actors, per_actor)
+
+    def ingest(
+        self,
+        specs: list[InputSpec],
+        out_dir: Path,
+        *,
+        rules: EligibilityRules | None = None,
+        scrub: ScrubSettings | None = None,
+    ) -> IngestSummary:
+        """`run_ingest` with its tasks run on the actors (same files, same cross-task dedup)."""
+        return run_ingest(specs, out_dir, rules=rules, runner=self._ingest_tasks, scrub=scrub)
+
+    def _ingest_tasks(
+        self,
+        specs: Iterable[InputSpec],
+        out_dir: Path,
+        rules: EligibilityRules,
+        scrub: ScrubSettings,
+    ) -> Iterator[tuple[int, IngestSummary]]:
+        """Each task on the actor with the fewest queued, at most `INGEST_PER_ACTOR` each."""
+        import ray
+
+        queued: dict[Any, tuple[int, int]] = {}  # ref -> (task id, actor index)
+        load = [0] * len(self.actors)
+        for task_id, group in enumerate(tasks(specs)):
+            while min(load) >= INGEST_PER_ACTOR:
+                yield from self._ingest_done(queued, load, ray.wait(list(queued))[0])
+            k = load.index(min(load))
+            ref = self.actors[k].ingest.remote(task_id, group, str(out_dir), rules, scrub)
+            queued[ref] = (task_id, k)
+            load[k] += 1
+        while queued:
+            yield from self._ingest_done(queued, load, ray.wait(list(queued))[0])
+
+    @staticmethod
+    def _ingest_done(
+        queued: dict[Any, tuple[int, int]], load: list[int], done: list[Any]
+    ) -> Iterator[tuple[int, IngestSummary]]:
+        import ray
+
+        for ref in done:
+            task_id, k = queued.pop(ref)
+            load[k] -= 1
+            yield task_id, ray.get(ref)
+
+    def run_shards(self, out_dir: Path, digest: str, result: RunResult) -> dict[str, Any]:
+        """Every pending shard on the actors, at most `per_actor` each at once; returns the
+        coordinator's statistics."""
+        import ray
+
+        todo, result.shards_skipped = pending_shards(out_dir, self.cfg.output.shard_size, digest)
+        result.shards_total = len(todo) + result.shards_skipped
+        if not todo:
+            return {}
+        ray.get([actor.ready.remote() for actor in self.actors])  # a worker that cannot start
+        waiting: deque[ShardPlan] = deque(todo)
+        running: dict[Any, tuple[ShardPlan, int]] = {}
+        load = [0] * len(self.actors)
+        while waiting or running:
+            while waiting and result.stopped is None and min(load) < self.per_actor:
+                k = load.index(min(load))
+                plan = waiting.popleft()
+                running[self.actors[k].run.remote(encode_plan(plan))] = (plan, k)
+                load[k] += 1
+            if not running:
+                break
+            done, _ = ray.wait(list(running))
+            for ref in done:
+                plan, k = running.pop(ref)
+                load[k] -= 1
+                settle(outcome(ref, plan), result)
+        return dict(ray.get(self.coordinator.stats.remote()))
+
+    def close(self) -> None:
+        import ray
+
+        for actor in [*self.actors, self.coordinator]:
+            ray.kill(actor)
+
+
+def outcome(ref: Any, plan: ShardPlan) -> Outcome:
+    """A shard's outcome; an actor lost for good (restarts spent) fails only its shards."""
     import ray
 
     try:
-        strategy = ray.data.ActorPoolStrategy(
-            size=size,
-            max_tasks_in_flight_per_actor=per_actor,
-            max_concurrent_calls_per_actor=per_actor,
-        )
-    except TypeError:  # Ray < 2.50: the actor's own max_concurrency option
-        return {"concurrency": size, "max_concurrency": per_actor}
-    return {"compute": strategy}
+        shard, status, message = ray.get(ref)
+        return str(shard), str(status), str(message)
+    except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
+        return plan.shard_id, "failed", f"{type(exc).__name__}: {exc}"
 
 
-def run_shards_ray(
-    cfg: PipelineConfig,
-    out_dir: Path,
-    digest: str,
-    result: RunResult,
-    settings: NapSettings,
-    clients_factory: Any,
-) -> dict[str, Any]:
-    """Every pending shard on the actor pool; returns the coordinator's statistics."""
-    import ray
-
-    from builder.run.ray.actors import CoordinatorActor
-
-    todo, result.shards_skipped = pending_shards(out_dir, cfg.output.shard_size, digest)
-    result.shards_total = len(todo) + result.shards_skipped
-    if not todo:
-        return {}
-    ex = cfg.execution
-    ray.data.DataContext.get_current().enable_progress_bars = cfg.output.progress
-    coordinator = CoordinatorActor.remote(limit_settings(cfg))
-    total_steps = cfg.limits.steps_in_flight or STEPS_PER_SLOT * cfg.limits.concurrency
-    actors = min(ex.actors, len(todo))
-    width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
-    per_actor = ex.shards_per_actor or -(-width // actors)
-    try:
-        dataset = ray.data.from_items(
-            [{"plan": encode_plan(p)} for p in todo], override_num_blocks=len(todo)
-        )
-        outcomes = dataset.map_batches(
-            ShardWorker,
-            batch_size=1,
-            num_cpus=ex.actor_cpus,
-            **actor_pool(actors, per_actor),
-            fn_constructor_kwargs={
-                "cfg": cfg,
-                "out_dir": str(out_dir),
-                "digest": digest,
-                "settings": settings,
-                "coordinator": coordinator,
-                "clients_factory": clients_factory,
-                "steps_in_flight": max(1, total_steps // actors),
-            },
-        )
-        for row in outcomes.iter_rows():
-            settle(row, result)
-        return dict(ray.get(coordinator.stats.remote()))
-    finally:
-        ray.kill(coordinator)
-
-
-def settle(row: dict[str, Any], result: RunResult) -> None:
+def settle(row: Outcome, result: RunResult) -> None:
     """One shard's outcome, counted as the local scheduler counts it."""
-    status, message, shard = row["status"], row["message"], row["shard_id"]
+    shard, status, message = row
     if status == "done":
         result.shards_done += 1
     elif status == "budget":

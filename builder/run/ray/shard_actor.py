@@ -1,10 +1,11 @@
-"""The shard worker: a Ray Data callable class whose actors hold the LLM clients.
+"""The shard worker: a Ray actor that holds the LLM clients and runs shards (and ingest tasks).
 
-Each actor builds its clients once (its own connections, its node's request cache) with the
-limits and budget swapped for proxies of the coordinator, then runs `run_shard` unchanged on
-the async loop Ray Data keeps per actor. A shard's outcome comes back as a row; errors are
-rows too, so one bad shard does not fail the dataset and the driver settles them as the
-local scheduler does.
+Started before the ingest, so its process start, imports and tokenizer load overlap the
+ingest, which it then runs on that warm process instead of a cold Ray task worker. Its clients
+are built once (its own connections, its node's request cache) with limits and budget swapped
+for proxies of the coordinator, and `run_shard` runs unchanged on the actor's async loop. A
+shard's outcome comes back as a tuple; errors are outcomes too, so one bad shard does not stop
+the others and the driver settles them as the local scheduler does.
 """
 
 from __future__ import annotations
@@ -18,17 +19,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from builder.config import PipelineConfig
 from builder.errors import BudgetExceededError, PermanentLLMError
+from builder.ingest.parallel import IngestSummary, InputSpec, process_task
 from builder.llm.factory import Clients
 from builder.nap.step import NapSettings
 from builder.run.ray.coordinator import RemoteBudget, RemoteLimits
 from builder.run.shard_work import ScrubSettings, run_shard
 from builder.run.shards import ShardPlan, write_json_atomic
+from builder.steps.pairing import EligibilityRules
+from builder.steps.tokens import cl100k
 
 log = logging.getLogger(__name__)
+
+Outcome = tuple[str, str, str]
+"""(shard id, status: done | budget | permanent | failed, message)."""
 
 
 def encode_plan(plan: ShardPlan) -> str:
@@ -59,7 +64,7 @@ def use_coordinator(clients: Clients, actor: Any) -> None:
 
 
 class ShardWorker:
-    """`map_batches` UDF: one batch is one shard plan (a JSON string in column `plan`)."""
+    """The actor's state: one per process; a restarted actor is a new one (new name)."""
 
     def __init__(
         self,
@@ -82,11 +87,29 @@ class ShardWorker:
         self.clients: Clients | None = None
         self.slots: asyncio.Semaphore | None = None
         self.name = f"{time.time_ns()}-{socket.gethostname()}-{os.getpid()}"
+        cl100k()  # the tokenizer (the NAP modules are imported above), while the driver ingests
         # who ran: lets an operator (or a test) find the worker processes of a run
         write_json_atomic(
             self.out_dir / "_state" / "workers" / f"{self.name}.json",
             {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time()},
         )
+
+    async def ready(self) -> str:
+        """Returns once the constructor ran (the driver waits for every actor at the end of
+        the ingest, so a worker that cannot start is reported before any shard)."""
+        return self.name
+
+    async def ingest(
+        self,
+        task_id: int,
+        group: list[Any],
+        out_dir: str,
+        rules: EligibilityRules,
+        scrub: ScrubSettings,
+    ) -> IngestSummary:
+        """One ingest task (`builder.ingest.parallel.process_task`) on this warm process; it
+        blocks the actor's loop, which has nothing else to do before the shards."""
+        return process_task(task_id, group, Path(out_dir), rules, scrub)
 
     def _clients(self) -> Clients:
         if self.clients is None:
@@ -95,15 +118,10 @@ class ShardWorker:
             self.slots = asyncio.Semaphore(self.steps_in_flight)
         return self.clients
 
-    async def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        rows: dict[str, list[str]] = {"shard_id": [], "status": [], "message": []}
-        for text in batch["plan"]:
-            plan = decode_plan(str(text))
-            status, message = await self._one(plan)
-            rows["shard_id"].append(plan.shard_id)
-            rows["status"].append(status)
-            rows["message"].append(message)
-        return {k: np.array(v, dtype=object) for k, v in rows.items()}
+    async def run(self, plan_text: str) -> Outcome:
+        plan = decode_plan(plan_text)
+        status, message = await self._one(plan)
+        return plan.shard_id, status, message
 
     async def _one(self, plan: ShardPlan) -> tuple[str, str]:
         clients = self._clients()
@@ -133,3 +151,6 @@ class ShardWorker:
         sums them all (a killed actor loses only what its in-flight shards spent)."""
         path = self.out_dir / "_state" / "usage" / f"{self.name}.json"
         write_json_atomic(path, clients.usage.as_dict())
+
+
+__all__ = ["InputSpec", "Outcome", "ShardWorker", "decode_plan", "encode_plan"]
