@@ -169,6 +169,15 @@ class EndpointLimits:
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
 
+    def try_acquire(self) -> bool:
+        """A slot now, without waiting, for a limit with no rates (with rates, False: each
+        request must be drawn from them in `acquire`)."""
+        if self.requests is not None or self.tokens is not None or not self._slots.try_acquire():
+            return False
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        return True
+
     def add_requests(self, extra: int) -> None:
         """HTTP requests that went out beyond those acquired (a provider's own retry): drawn
         from the request-rate limiter after the fact, as a debt the next requests wait for."""

@@ -35,6 +35,13 @@ class PrioritySlots:
                 self.release()
             raise
 
+    def try_acquire(self) -> bool:
+        """A slot now if one is free (none is while anyone waits), without waiting."""
+        if self.free > 0:
+            self.free -= 1
+            return True
+        return False
+
     @property
     def waiting(self) -> int:
         return sum(1 for *_, future in self._waiters if not future.done())

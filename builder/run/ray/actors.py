@@ -21,6 +21,15 @@ class _Coordinator:
     ) -> tuple[int | None, str | None]:
         return await self.state.acquire(key, estimate, priority, requests)
 
+    async def acquire_block(self, key: str, estimate: int, want: int) -> list[int]:
+        return await self.state.acquire_block(key, estimate, want)
+
+    async def release_many(self, leases: list[tuple[int, int | None]]) -> None:
+        self.state.release_many(leases)
+
+    async def settle_many(self, settled: list[tuple[Usage | None, float]]) -> None:
+        self.state.settle_many(settled)
+
     async def add_requests(self, key: str, extra: int) -> None:
         self.state.add_requests(key, extra)
 

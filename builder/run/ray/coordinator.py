@@ -37,6 +37,15 @@ class LimitSettings:
     max_tokens: int | None
     lease_s: float
     out_dir: str | None = None  # where the budget ledger lives (OUT/_state/budget.json)
+    block: int = 1  # slots a worker may lease in one call (`builder.run.ray.leases`)
+    share: int = 0  # slots a worker keeps for its own next requests (0: none)
+
+    @property
+    def leased(self) -> bool:
+        """Whether workers may lease blocks of slots: only with no rates and no budget, where
+        a slot is the only thing a request draws, so it can change hands without a call."""
+        unlimited = (self.rpm, self.tpm, self.max_usd, self.max_tokens) == (None,) * 4
+        return unlimited and self.block > 1
 
 
 @dataclass
@@ -99,6 +108,30 @@ class Coordinator:
         self.leases[lease] = _Lease(key, estimate, expires, requests)
         self.peak_in_flight = max(self.peak_in_flight, limits.in_flight)
         return lease, None
+
+    async def acquire_block(self, key: str, estimate: int, want: int) -> list[int]:
+        """Leases for up to `want` requests: the first waited for, the rest only if free now
+        (`LimitSettings.leased` limits: no rates, no budget, so nothing else to check)."""
+        first, _ = await self.acquire(key, estimate)
+        assert first is not None  # no budget: never refused
+        granted = [first]
+        limits = self._limits(key)
+        while len(granted) < want and limits.try_acquire():
+            lease = next(self._ids)
+            self.leases[lease] = _Lease(key, estimate, time.monotonic() + self.settings.lease_s)
+            granted.append(lease)
+        self.peak_in_flight = max(self.peak_in_flight, limits.in_flight)
+        return granted
+
+    def release_many(self, leases: list[tuple[int, int | None]]) -> None:
+        """`release` of several leases in one call (a worker's batched returns)."""
+        for lease, actual_tokens in leases:
+            self.release(lease, actual_tokens)
+
+    def settle_many(self, settled: list[tuple[Usage | None, float]]) -> None:
+        """What several replies cost, unreserved (leased limits have no budget to reserve)."""
+        for usage, cost_usd in settled:
+            self.budget.settle(Reservation(0.0, 0), usage, cost_usd)
 
     def _admit(self) -> None:
         spent = self._budget_error()

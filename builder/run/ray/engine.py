@@ -36,7 +36,11 @@ INGEST_PER_ACTOR = 2  # ingest tasks queued per actor: one running, one waiting
 
 
 def limit_settings(cfg: PipelineConfig) -> LimitSettings:
+    """The coordinator's limits. A worker leases up to `block` slots a call (half its share,
+    at most 16: enough to take the round trip off most requests, small enough that slots
+    move between workers as their demand shifts) and keeps up to its share for itself."""
     lease = cfg.execution.lease_s or cfg.limits.timeout_s + LEASE_MARGIN_S
+    share = max(1, cfg.limits.concurrency // cfg.execution.actors)
     return LimitSettings(
         concurrency=cfg.limits.concurrency,
         rpm=cfg.limits.requests_per_minute,
@@ -45,6 +49,8 @@ def limit_settings(cfg: PipelineConfig) -> LimitSettings:
         max_tokens=cfg.limits.budget_tokens,
         lease_s=lease,
         out_dir=str(Path(cfg.output.dir)),
+        block=min(16, max(1, share // 2)),
+        share=share,
     )
 
 
@@ -72,7 +78,8 @@ class RayPool:
         from builder.run.ray.actors import CoordinatorActor, shard_actor_class
 
         ex = cfg.execution
-        coordinator = CoordinatorActor.remote(limit_settings(cfg))
+        limits = limit_settings(cfg)
+        coordinator = CoordinatorActor.remote(limits)
         width = parallel_shards(cfg.limits.concurrency, cfg.output.shard_size)
         per_actor = ex.shards_per_actor or -(-width // ex.actors)
         total_steps = cfg.limits.steps_in_flight or STEPS_PER_SLOT * cfg.limits.concurrency
@@ -86,6 +93,7 @@ class RayPool:
                 coordinator,
                 clients_factory,
                 max(1, total_steps // ex.actors),
+                limits,
             )
             for _ in range(ex.actors)
         ]

@@ -24,7 +24,8 @@ from builder.errors import BudgetExceededError, PermanentLLMError
 from builder.ingest.parallel import IngestSummary, InputSpec, process_task
 from builder.llm.factory import Clients
 from builder.nap.step import NapSettings
-from builder.run.ray.coordinator import RemoteBudget, RemoteLimits
+from builder.run.ray.coordinator import LimitSettings, RemoteBudget, RemoteLimits
+from builder.run.ray.leases import LeasedBudget, LeasedLimits
 from builder.run.shard_work import ScrubSettings, run_shard
 from builder.run.shards import ShardPlan, write_json_atomic
 from builder.steps.pairing import EligibilityRules
@@ -50,17 +51,37 @@ def endpoint_key(client: Any) -> str:
     return f"{client.provider.provider}|{client.provider.base_url}"
 
 
-def use_coordinator(clients: Clients, actor: Any) -> None:
+def use_coordinator(clients: Clients, actor: Any, limits: LimitSettings) -> None:
     """Route both clients' limits and budget through the coordinator actor, and the likelihood
-    scorer's too: it shares the agent endpoint's limits, as the local factory has it."""
-    budget = RemoteBudget(actor)
+    scorer's too: it shares the agent endpoint's limits, as the local factory has it. Slots
+    come in leased blocks where the limits allow it (`builder.run.ray.leases`)."""
+    budget: RemoteBudget | LeasedBudget
+    budget = LeasedBudget(actor) if limits.leased else RemoteBudget(actor)
+    proxies: dict[str, RemoteLimits | LeasedLimits] = {}
     for client in (clients.teacher, clients.agent):
-        client.limits = RemoteLimits(actor, endpoint_key(client), budget)  # type: ignore[assignment]
+        key = endpoint_key(client)
+        if key not in proxies:  # one proxy per endpoint, as the local factory shares limits
+            proxies[key] = (
+                LeasedLimits(actor, key, limits.block, limits.share)
+                if limits.leased
+                else RemoteLimits(actor, key, budget)  # type: ignore[arg-type]
+            )
+        client.limits = proxies[key]  # type: ignore[assignment]
         client.budget = budget  # type: ignore[assignment]
     if clients.scorer is not None:
         clients.scorer.limits = clients.agent.limits
         clients.scorer.budget = budget  # type: ignore[assignment]
     clients.budget = budget  # type: ignore[assignment]
+
+
+async def settle_leases(clients: Clients) -> None:
+    """At a shard's end: leased slots freed since the last batch go back, and its costs
+    reach the coordinator's ledger before the driver can read it."""
+    for client in (clients.teacher, clients.agent):
+        if isinstance(client.limits, LeasedLimits):
+            client.limits.flush()
+    if isinstance(clients.budget, LeasedBudget):
+        await clients.budget.flush()
 
 
 class ShardWorker:
@@ -75,6 +96,7 @@ class ShardWorker:
         coordinator: Any,
         clients_factory: Any,
         steps_in_flight: int,
+        limits: LimitSettings,
     ) -> None:
         self.cfg = cfg
         self.out_dir = Path(out_dir)
@@ -84,6 +106,7 @@ class ShardWorker:
         self.factory = clients_factory
         self.scrub = ScrubSettings.of(cfg.scrub)
         self.steps_in_flight = steps_in_flight
+        self.limits = limits
         self.clients: Clients | None = None
         self.slots: asyncio.Semaphore | None = None
         self.name = f"{time.time_ns()}-{socket.gethostname()}-{os.getpid()}"
@@ -114,7 +137,7 @@ class ShardWorker:
     def _clients(self) -> Clients:
         if self.clients is None:
             self.clients = self.factory(self.cfg, self.out_dir)
-            use_coordinator(self.clients, self.coordinator)
+            use_coordinator(self.clients, self.coordinator, self.limits)
             self.slots = asyncio.Semaphore(self.steps_in_flight)
         return self.clients
 
@@ -143,6 +166,7 @@ class ShardWorker:
             log.exception("shard %s failed", plan.shard_id)
             return "failed", f"{type(exc).__name__}: {exc}"
         finally:
+            await settle_leases(clients)
             self._write_usage(clients)
         return "done", ""
 
