@@ -247,7 +247,7 @@ class ExecutionConfig(_Model):
     engine: Literal["local", "ray"] = Field(
         default="local",
         description="`local` runs every stage in this process (ingest in a process pool); "
-        "`ray` runs ingest as Ray tasks and shards on a pool of Ray actors holding the LLM "
+        "`ray` runs ingest and shards on a pool of Ray actors holding the LLM "
         "clients, with limits and budget owned by one coordinator actor (pip install "
         "nap-builder[ray]).",
     )
