@@ -24,7 +24,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.tree_memory import RssSampler  # noqa: E402
 from builder.ingest.parallel import InputSpec, run_ingest  # noqa: E402
 from builder.scrub.settings import ScrubSettings  # noqa: E402
 
@@ -119,47 +119,6 @@ def generate(dest: Path, target_bytes: int) -> int:
                 written += path.stat().st_size
         k += 1
     return written
-
-
-class RssSampler(threading.Thread):
-    """Peak resident memory of this process and all its children (from /proc, every 0.1 s)."""
-
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.peak_total = 0
-        self.peak_single = 0
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        while not self._halt.wait(0.1):
-            sizes = [_rss(pid) for pid in _tree(os.getpid())]
-            self.peak_total = max(self.peak_total, sum(sizes))
-            self.peak_single = max([self.peak_single, *sizes])
-
-    def stop(self) -> None:
-        self._halt.set()
-        self.join()
-
-
-def _tree(root: int) -> list[int]:
-    pids = [root]
-    try:
-        children = Path(f"/proc/{root}/task/{root}/children").read_text().split()
-    except OSError:
-        return pids
-    for child in children:
-        pids += _tree(int(child))
-    return pids
-
-
-def _rss(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
 
 
 MEMORY_TARGET = 2**30

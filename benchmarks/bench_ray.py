@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_run import endpoint_process  # noqa: E402
+from benchmarks.scripted import endpoint_process  # noqa: E402
 from builder.config import load_config  # noqa: E402
 from builder.run.driver import run_pipeline  # noqa: E402
 from tests.run.nap_server import replicate_samples, run_config  # noqa: E402
