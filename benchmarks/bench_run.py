@@ -176,13 +176,15 @@ RATIO_RULE = (4, 5)
 TARGET_IN_FLIGHT = 0.95
 
 
-def repeated(measurements: list[dict[str, Any]]) -> dict[str, Any]:
+def repeated(
+    measurements: list[dict[str, Any]], headline: tuple[str, ...] = HEADLINE
+) -> dict[str, Any]:
     """The measurement with the median whole-run ratio, and every repeat's headline figures
     (each repeat has its own floor: run and floor share the machine's state of the moment)."""
     ordered = sorted(measurements, key=lambda m: m["run_ratio_to_floor"])
     median = dict(ordered[(len(ordered) - 1) // 2])
     if len(measurements) > 1:
-        median["repeats"] = {key: [m[key] for m in measurements] for key in HEADLINE}
+        median["repeats"] = {key: [m[key] for m in measurements] for key in headline}
     return median
 
 
