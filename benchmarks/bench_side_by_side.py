@@ -3,14 +3,17 @@ agent each pointed at a scripted server of its own, against a bare replay of the
 requests on both servers at once.
 
 The job: the project's samples replicated (`--copies 25`: 50 trajectories, 200 eligible
-steps), run as `nap-builder run pipelines/openai.yaml --set ...` in a fresh process, timed
-from spawn to exit. The overrides only move the job onto the scripted servers: the inputs,
-the output folder, `teacher.base_url`, `agent.base_url`, and the API key variable set to a
-dummy in the run's environment. Everything else is the shipped config (8 teacher samples, 8
-references, the agree gate, 32 in flight, the budget), except its account limits:
-`requests_per_minute` and `tokens_per_minute` are lifted, because they are the provider
-account's pacing (3,000 requests a minute would make this a bench of the rate limiter,
-not of the run) and a bare replay honours none.
+steps), each copy's number inside its task description (`distinct_copies`: otherwise every
+copy asks the teacher the same question and the request cache answers all but the first, as
+in bench_run's job, and the teacher's server would sit idle), run as `nap-builder run
+pipelines/openai.yaml --set ...` in a fresh process, timed from spawn to exit. The
+overrides only move the job onto the scripted servers: the inputs, the output folder,
+`teacher.base_url`, `agent.base_url`, and the API key variable set to a dummy in the run's
+environment. Everything else is the shipped config (8 teacher samples, 8 references, the
+agree gate, 32 in flight, the budget), except its account limits: `requests_per_minute` and
+`tokens_per_minute` are lifted, because they are the provider account's pacing (3,000
+requests a minute would make this a bench of the rate limiter, not of the run) and a bare
+replay honours none.
 
 The floor: each server's recorded bodies, as the run sent them, replayed by a bare aiohttp
 client against the same server, both servers at once, each at the config's concurrency: the
@@ -20,8 +23,9 @@ base URL), so two endpoints carry up to twice the limit in flight, and so does t
 Target: whole run <= 1.35x the floor on the median of `--repeat` repeats (default 5), each
 with its own floor; `--warmup` runs (default 1) before them are measured the same way and
 kept apart as `cold` (cold page cache, the servers' first connections). With the scripted
-servers the job is about 1,200 requests (a teacher request and a reference request per step,
-plus the four distinct candidates judged: the scripted teacher's menu has four entries).
+servers the job is about 1,200 requests, not the 1,600 the issue counts: a teacher request
+and a reference request per step (8 samples each, asked as `n`), and four candidates judged,
+as the scripted teacher's menu has four distinct entries.
 
     python benchmarks/bench_side_by_side.py [--copies 25] [--latency 0.2] [--repeat 5]
 
@@ -58,7 +62,22 @@ from tests.run.nap_server import replicate_samples  # noqa: E402
 OPENAI = ROOT / "pipelines" / "openai.yaml"
 TARGET = 1.35
 DUMMY_KEYS = {"OPENAI_API_KEY": "bench-dummy-key"}  # the scripted servers check no key
+END_TASK = "</pr_description>"
+STEPS_PER_COPY = 8  # eligible steps of one copy of the samples
 HEADLINE = ("run_ratio_to_floor", "run_wall_s", "floor_s", "run_cpu_s")
+
+
+def distinct_copies(dest: Path, copies: int) -> Path:
+    """`replicate_samples`, with each copy's number moved inside its task description (the
+    text the teacher is shown), so that no two steps make the same teacher request."""
+    replicate_samples(dest, copies)
+    for k in range(copies):
+        path = dest / f"mini-{k}.traj.json"
+        path.write_text(path.read_text().replace(END_TASK, f"(copy {k}) {END_TASK}", 1))
+    lines = (dest / "chat.jsonl").read_text().splitlines()
+    marked = [line.replace(END_TASK, f"(copy {k}) {END_TASK}", 1) for k, line in enumerate(lines)]
+    (dest / "chat.jsonl").write_text("\n".join(marked) + "\n")
+    return dest
 
 
 def openai_overrides(corpus: Path, out: Path, teacher_url: str, agent_url: str) -> list[str]:
@@ -123,7 +142,9 @@ def measure(urls: dict[str, str], corpus: Path, work: Path, concurrency: int) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=25, help="8 eligible steps per copy")
+    parser.add_argument(
+        "--copies", type=int, default=25, help=f"{STEPS_PER_COPY} eligible steps per copy"
+    )
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1, help="runs kept apart, as `cold`")
@@ -131,13 +152,15 @@ def main() -> None:
     load_before = load_1m()
     work = BENCH / "side_by_side"
     shutil.rmtree(work, ignore_errors=True)
-    corpus = replicate_samples(work / "corpus", args.copies)
+    corpus = distinct_copies(work / "corpus", args.copies)
     concurrency = load_config(OPENAI).limits.concurrency
     with endpoint_process(args.latency) as teacher, endpoint_process(args.latency) as agent:
         urls = {"teacher": teacher, "agent": agent}
         cold = [measure(urls, corpus, work, concurrency) for _ in range(args.warmup)]
         runs = [measure(urls, corpus, work, concurrency) for _ in range(args.repeat)]
     steps = runs[0]["eligible_steps"]
+    if steps != STEPS_PER_COPY * args.copies:  # a job other than the one the target is for
+        raise SystemExit(f"{steps} eligible steps, expected {STEPS_PER_COPY * args.copies}")
     target = Target(f"side by side {steps} steps: whole run / floor", "<=", TARGET)
     figures: dict[str, Any] = {
         "config": str(OPENAI.relative_to(ROOT)),
