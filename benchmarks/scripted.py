@@ -21,7 +21,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -116,25 +117,37 @@ def replay_process(base_url: str, payloads: Sequence[bytes], concurrency: int, w
 
 
 def whole_run(
-    cfg_path: Path, out: Path, overrides: Sequence[str] = (), env: dict[str, str] | None = None
+    cfg_path: Path,
+    out: Path,
+    overrides: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    watch: Callable[[int], AbstractContextManager[object]] | None = None,
 ) -> tuple[float, float]:
     """`nap-builder run CFG [--set ...]` in a fresh process, on an emptied `out`: seconds
     from spawn to exit, and its CPU seconds (user + system; on a loaded machine the wall time
-    says more about the neighbours)."""
+    says more about the neighbours). `watch(pid)` is held open while it runs (a sampler)."""
     shutil.rmtree(out, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(
+    proc = subprocess.Popen(
         run_argv(cfg_path, overrides),
         cwd=ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )
+    try:
+        with watch(proc.pid) if watch else contextlib.nullcontext():
+            stdout, stderr = proc.communicate()
+    finally:
+        if proc.poll() is None:  # the bench failed around it: leave no run behind
+            proc.kill()
+            proc.wait()
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    if proc.returncode != 0:
+        raise SystemExit(f"run failed ({proc.returncode}):\n{stdout}\n{stderr}")
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return seconds, cpu
 

@@ -72,17 +72,17 @@ class RssSampler(threading.Thread):
         self.peak_total = 0
         self.peak_single = 0
         self._halt = threading.Event()
-        self._started = time.perf_counter()
+        self._t0 = time.perf_counter()
 
     def sample(self) -> None:
         sizes = [rss(pid) for pid in tree(self.root)]
         done = self.progress() if self.progress else 0
-        self.samples.append(Sample(time.perf_counter() - self._started, done, sum(sizes)))
+        self.samples.append(Sample(time.perf_counter() - self._t0, done, sum(sizes)))
         self.peak_total = max(self.peak_total, sum(sizes))
         self.peak_single = max([self.peak_single, *sizes])
 
     def run(self) -> None:
-        self._started = time.perf_counter()
+        self._t0 = time.perf_counter()
         while not self._halt.wait(self.every):
             self.sample()
 
@@ -90,25 +90,31 @@ class RssSampler(threading.Thread):
         self._halt.set()
         self.join()
 
+    def watching(self, root: int) -> RssSampler:
+        """This sampler, set on the tree under `root`, as a context manager (for a process
+        that is spawned after the sampler is made)."""
+        self.root = root
+        return self
 
-def rss_at(samples: list[Sample], done: int) -> float | None:
-    """Tree RSS at the moment `done` units were finished: linear between the last sample
-    below `done` and the first at or past it (progress moves in shard-sized jumps between
-    samples); None if the job never got there."""
-    for i, s in enumerate(samples):
-        if s.done < done:
-            continue
-        if i == 0:
-            return float(s.rss)
-        before = samples[i - 1]
-        share = (done - before.done) / (s.done - before.done)
-        return before.rss + share * (s.rss - before.rss)
-    return None
+    def __enter__(self) -> RssSampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
-def peak_until(samples: list[Sample], done: int) -> int | None:
-    """The largest tree RSS seen up to the first sample with `done` units finished."""
-    for i, s in enumerate(samples):
-        if s.done >= done:
-            return max(x.rss for x in samples[: i + 1])
-    return None
+def window_peaks(samples: list[Sample], checkpoints: list[int]) -> dict[int, int | None]:
+    """For each checkpoint, the largest tree RSS among the samples taken on the way to it:
+    from the previous checkpoint (the first window starts at the first finished unit, so the
+    ingest before it is not counted) up to, not including, the checkpoint. A window ends
+    before its checkpoint because the last one is the end of the job, where the workers
+    exit and the tree shrinks; the peak of a window, not one sample in it, because one
+    sample may fall between a collection and the next allocation. None: no sample there."""
+    peaks: dict[int, int | None] = {}
+    low = 1
+    for high in checkpoints:
+        inside = [s.rss for s in samples if low <= s.done < high]
+        peaks[high] = max(inside) if inside else None
+        low = high
+    return peaks
