@@ -32,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import load_1m, write  # noqa: E402
 from benchmarks.tree_memory import RssSampler  # noqa: E402
 from builder.ingest.parallel import InputSpec, run_ingest  # noqa: E402
 from builder.scrub.settings import ScrubSettings  # noqa: E402
@@ -150,6 +151,7 @@ def _peak_rss_of_ingest(path: Path, out: Path) -> tuple[int, str]:
 
 def single_observation(megabytes: int) -> None:
     """One mini-swe-agent trajectory with one observation of `megabytes` MB of text lines."""
+    load_before = load_1m()
     sample = SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json"
     folder = BENCH / "single-observation"
     shutil.rmtree(folder, ignore_errors=True)
@@ -181,7 +183,7 @@ def single_observation(megabytes: int) -> None:
         "peak_over_file_size": round(peak / big.stat().st_size, 2),
         "under_1_gib": peak < MEMORY_TARGET,
     }
-    (BENCH / "ingest_single_observation.json").write_text(json.dumps(result, indent=2))
+    write("ingest_single_observation", result, load_before)
     for key, value in result.items():
         print(f"{key:>30}: {value}")
     shutil.rmtree(folder, ignore_errors=True)
@@ -197,6 +199,7 @@ def main() -> None:
     if args.single_observation_mb:
         single_observation(args.single_observation_mb)
         return
+    load_before = load_1m()
     corpus = BENCH / "corpus"
     started = time.perf_counter()
     size = generate(corpus, int(args.gb * 1e9))
@@ -225,8 +228,7 @@ def main() -> None:
         "peak_rss_total_mib": round(sampler.peak_total / 2**20, 1),
         "peak_rss_single_process_mib": round(sampler.peak_single / 2**20, 1),
     }
-    BENCH.mkdir(exist_ok=True)
-    (BENCH / "ingest.json").write_text(json.dumps(result, indent=2))
+    write("ingest", result, load_before)
     for key, value in result.items():
         print(f"{key:>28}: {value}")
     shutil.rmtree(out, ignore_errors=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +34,14 @@ def load_1m() -> float:
 
 
 def stamp(load_before: float) -> dict[str, Any]:
-    """CPU model, cores, and the 1-minute load before the bench and now (after it)."""
+    """CPU model, cores, the 1-minute load before the bench and now (after it), and when it
+    finished (a verdict table may mix fresh figures with an old file's)."""
     return {
         "cpu_model": cpu_model(),
         "cores": os.cpu_count(),
         "loadavg_1m_before": load_before,
         "loadavg_1m_after": load_1m(),
+        "finished": time.strftime("%Y-%m-%d %H:%M"),
     }
 
 

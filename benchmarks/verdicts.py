@@ -81,11 +81,18 @@ def shown(value: float, unit: str) -> str:
     return f"{value:.2f} {unit}"
 
 
+FIRST = ("run", "side_by_side", "scale", "ray")  # issue 31's targets in its order, then the rest
+
+
+def _order(path: Path) -> tuple[int, str]:
+    return (FIRST.index(path.stem) if path.stem in FIRST else len(FIRST), path.stem)
+
+
 def rows(bench: Path) -> tuple[list[list[str]], list[str]]:
     """Table rows from every `.bench/*.json` holding `verdicts`, and the machines they name."""
     table: list[list[str]] = []
     machines: list[str] = []
-    for path in sorted(bench.glob("*.json")):
+    for path in sorted(bench.glob("*.json"), key=_order):
         try:
             figures = json.loads(path.read_text())
         except (OSError, ValueError):
@@ -97,6 +104,7 @@ def rows(bench: Path) -> tuple[list[list[str]], list[str]]:
         if cpu not in machines:
             machines.append(cpu)
         load = f"{machine.get('loadavg_1m_before', '?')} -> {machine.get('loadavg_1m_after', '?')}"
+        finished = machine.get("finished", "?")
         for v in figures["verdicts"]:
             table.append([
                 v["target"],
@@ -106,12 +114,12 @@ def rows(bench: Path) -> tuple[list[list[str]], list[str]]:
                 v["rule"],
                 "met" if v["met"] else "NOT MET",
                 load,
-                path.name,
+                finished,
             ])  # fmt: skip
     return table, machines
 
 
-HEADER = ["target", "limit", "median", "repeats met", "judged on", "verdict", "load 1m", "file"]
+HEADER = ["target", "limit", "median", "met in", "judged on", "verdict", "load 1m", "finished"]
 
 
 def render(bench: Path) -> str:
