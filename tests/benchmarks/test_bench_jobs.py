@@ -56,6 +56,7 @@ def test_the_scale_targets_meet_at_their_limits_and_fail_past_them() -> None:
     assert [v["met"] for v in verdicts([_scale_run()])] == [True, True, True]
     over = verdicts([_scale_run(run_ratio_to_floor=1.11, peak_rss_gib=1.5, flat_ratio=None)])
     assert [v["met"] for v in over] == [False, False, False]
+    assert not verdicts([_scale_run(flat_ratio=1.26)])[2]["met"]
     assert over[2]["target"] == "scale: RSS at 5000 / at 1000 steps"
 
 

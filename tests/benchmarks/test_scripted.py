@@ -18,7 +18,7 @@ def test_frames_round_trip_bodies_holding_newlines_and_digits() -> None:
 
 def test_the_server_hands_back_each_body_byte_for_byte_and_forgets_them_on_reset() -> None:
     sent = [
-        b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}',
+        b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n',
         json.dumps({"model": "m", "messages": [{"role": "user", "content": "a\nb"}], "n": 2},
                    indent=1).encode(),
     ]  # fmt: skip

@@ -38,14 +38,26 @@ def test_a_window_without_samples_has_no_figure() -> None:
     }
 
 
-def test_the_tree_holds_the_children_of_a_process_and_their_memory() -> None:
-    script = "import time; print('up', flush=True); time.sleep(30)"
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+# a child that starts a grandchild (as the run forks its workers) and says both are up
+PARENT = """
+import subprocess, sys
+script = "import time; print('up', flush=True); time.sleep(30)"
+grandchild = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+grandchild.stdout.readline()
+print(grandchild.pid, flush=True)
+grandchild.wait()
+"""
+
+
+def test_the_tree_holds_children_and_grandchildren_and_their_memory() -> None:
+    child = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
     try:
-        assert child.stdout is not None and child.stdout.readline() == "up\n"
-        assert child.pid in tree(os.getpid())
-        assert rss(child.pid) > MIB  # a running interpreter
+        assert child.stdout is not None
+        grandchild = int(child.stdout.readline())
+        assert {child.pid, grandchild} <= set(tree(os.getpid()))
+        assert rss(grandchild) > MIB  # a running interpreter
     finally:
+        os.kill(grandchild, 9)
         child.kill()
         child.wait()
     assert rss(child.pid) == 0
