@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -51,13 +52,15 @@ grandchild.wait()
 
 def test_the_tree_holds_children_and_grandchildren_and_their_memory() -> None:
     child = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    grandchild = 0
     try:
         assert child.stdout is not None
         grandchild = int(child.stdout.readline())
         assert {child.pid, grandchild} <= set(tree(os.getpid()))
         assert rss(grandchild) > MIB  # a running interpreter
     finally:
-        os.kill(grandchild, 9)
+        if grandchild:
+            os.kill(grandchild, signal.SIGKILL)
         child.kill()
         child.wait()
     assert rss(child.pid) == 0
