@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_side_by_side import DUMMY_KEYS, OPENAI, openai_overrides  # noqa: E402
 from benchmarks.machine import BENCH, load_1m, write  # noqa: E402
-from benchmarks.scale_corpus import write_corpus  # noqa: E402
+from benchmarks.scale_corpus import LONG, write_corpus  # noqa: E402
 from benchmarks.scripted import (  # noqa: E402
     control,
     endpoint_process,
@@ -167,6 +167,8 @@ def main() -> None:
         runs = [
             measure(base_url, corpus, work, args.concurrency, extra) for _ in range(args.repeat)
         ]
+    if runs[0]["eligible_steps"] != LONG * args.trajectories:  # not the job the targets are for
+        raise SystemExit(f"{runs[0]['eligible_steps']} eligible steps, expected {LONG} a file")
     figures: dict[str, Any] = {
         "config": str(OPENAI.relative_to(ROOT)),
         "latency_s": args.latency,
