@@ -62,11 +62,14 @@ bench: setup test-deps bytecode
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_llm.py
 	PYTHONPATH=. $(BIN)/python benchmarks/agreement.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_run.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_side_by_side.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_scale.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_scrub.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_prepare.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_ray.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_likelihood.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_view.py
+	PYTHONPATH=. $(BIN)/python benchmarks/verdicts.py
 
 clean:
 	rm -rf out .bench .pytest_cache .mypy_cache .ruff_cache

@@ -12,7 +12,6 @@ microseconds per semantic comparison, cold and cached.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import load_1m, write  # noqa: E402
 from builder.similarity.compare import SIMILARITIES, clear_caches  # noqa: E402
 from builder.similarity.labelled import LABELS_PATH, agreement, load_pairs  # noqa: E402
 
@@ -93,6 +93,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threshold", type=float, default=0.75)
     args = parser.parse_args()
+    load_before = load_1m()
     report: dict = {"threshold": args.threshold}
     every = []
     for name, path in (("near_misses", NEAR_MISSES), ("labelled_pairs", LABELS_PATH)):
@@ -101,10 +102,7 @@ def main() -> None:
         report[name] = table_report(name, pairs, args.threshold)
     report["timing"] = timing(every)
     print(f"semantic: {report['timing']}")
-    out = ROOT / ".bench" / "agreement.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out}")
+    print(f"wrote {write('agreement', report, load_before)}")
 
 
 if __name__ == "__main__":

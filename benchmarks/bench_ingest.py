@@ -24,7 +24,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import load_1m, write  # noqa: E402
+from benchmarks.tree_memory import RssSampler  # noqa: E402
 from builder.ingest.parallel import InputSpec, run_ingest  # noqa: E402
 from builder.scrub.settings import ScrubSettings  # noqa: E402
 
@@ -121,47 +122,6 @@ def generate(dest: Path, target_bytes: int) -> int:
     return written
 
 
-class RssSampler(threading.Thread):
-    """Peak resident memory of this process and all its children (from /proc, every 0.1 s)."""
-
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.peak_total = 0
-        self.peak_single = 0
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        while not self._halt.wait(0.1):
-            sizes = [_rss(pid) for pid in _tree(os.getpid())]
-            self.peak_total = max(self.peak_total, sum(sizes))
-            self.peak_single = max([self.peak_single, *sizes])
-
-    def stop(self) -> None:
-        self._halt.set()
-        self.join()
-
-
-def _tree(root: int) -> list[int]:
-    pids = [root]
-    try:
-        children = Path(f"/proc/{root}/task/{root}/children").read_text().split()
-    except OSError:
-        return pids
-    for child in children:
-        pids += _tree(int(child))
-    return pids
-
-
-def _rss(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 MEMORY_TARGET = 2**30
 _INGEST_ONE = (
     "import sys; from pathlib import Path; "
@@ -191,6 +151,7 @@ def _peak_rss_of_ingest(path: Path, out: Path) -> tuple[int, str]:
 
 def single_observation(megabytes: int) -> None:
     """One mini-swe-agent trajectory with one observation of `megabytes` MB of text lines."""
+    load_before = load_1m()
     sample = SHARED / "mini-swe-agent/django__django-16255/django__django-16255.traj.json"
     folder = BENCH / "single-observation"
     shutil.rmtree(folder, ignore_errors=True)
@@ -222,7 +183,7 @@ def single_observation(megabytes: int) -> None:
         "peak_over_file_size": round(peak / big.stat().st_size, 2),
         "under_1_gib": peak < MEMORY_TARGET,
     }
-    (BENCH / "ingest_single_observation.json").write_text(json.dumps(result, indent=2))
+    write("ingest_single_observation", result, load_before)
     for key, value in result.items():
         print(f"{key:>30}: {value}")
     shutil.rmtree(folder, ignore_errors=True)
@@ -238,6 +199,7 @@ def main() -> None:
     if args.single_observation_mb:
         single_observation(args.single_observation_mb)
         return
+    load_before = load_1m()
     corpus = BENCH / "corpus"
     started = time.perf_counter()
     size = generate(corpus, int(args.gb * 1e9))
@@ -266,8 +228,7 @@ def main() -> None:
         "peak_rss_total_mib": round(sampler.peak_total / 2**20, 1),
         "peak_rss_single_process_mib": round(sampler.peak_single / 2**20, 1),
     }
-    BENCH.mkdir(exist_ok=True)
-    (BENCH / "ingest.json").write_text(json.dumps(result, indent=2))
+    write("ingest", result, load_before)
     for key, value in result.items():
         print(f"{key:>28}: {value}")
     shutil.rmtree(out, ignore_errors=True)

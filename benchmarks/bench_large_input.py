@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_ingest import JSON_FILES, SHARED  # noqa: E402
+from benchmarks.machine import load_1m, write  # noqa: E402
 
 BENCH = ROOT / ".bench"
 MIB = 2**20
@@ -125,6 +126,7 @@ def main() -> None:
     parser.add_argument("--raw", action="store_true")
     parser.add_argument("--with-hostile", action="store_true")
     args = parser.parse_args()
+    load_before = load_1m()
     big = BENCH / "large" / "array.json"
     started = time.perf_counter()
     size, largest = generate(big, int(args.gb * 2**30))
@@ -164,7 +166,7 @@ def main() -> None:
         "under_bound": peak <= bound,
         "peak_over_file_size": round(peak / size, 3),
     }
-    (BENCH / "large_input.json").write_text(json.dumps(result, indent=2) + "\n")
+    write("large_input", result, load_before)
     for key, value in result.items():
         print(f"{key:>32}: {value}")
 

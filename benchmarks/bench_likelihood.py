@@ -28,7 +28,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-BENCH = ROOT / ".bench"
+
+from benchmarks.machine import load_1m, write  # noqa: E402
+
 LOSSY = '{"type": "plain", "content": "the command printed its usual output"}'
 VARIANTS = ("mean", "sum", "grounded")
 
@@ -224,6 +226,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(measure(args.steps))))
         return
+    load_before = load_1m()
     done = subprocess.run(  # stderr (progress, llama.cpp) passes through
         [sys.executable, __file__, "--child", "--steps", str(args.steps)],
         stdout=subprocess.PIPE,
@@ -234,8 +237,7 @@ def main() -> None:
     if done.returncode != 0:
         sys.exit(f"bench_likelihood: the model process exited with {done.returncode} (see above)")
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    BENCH.mkdir(exist_ok=True)
-    (BENCH / "likelihood.json").write_text(json.dumps(figures, indent=2))
+    write("likelihood", figures, load_before)
     for key, value in figures.items():
         if key not in ("rows", "separation"):
             print(f"{key:>44}: {value}")

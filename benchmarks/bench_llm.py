@@ -16,7 +16,6 @@ Targets: client overhead < 2 ms per request, >= 95% of the configured concurrenc
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import statistics
 import subprocess
@@ -33,6 +32,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import load_1m, write  # noqa: E402
 from builder.llm.cache import RequestCache, key_for  # noqa: E402
 from builder.llm.client import LLMClient  # noqa: E402
 from builder.llm.fake import FakeProvider  # noqa: E402
@@ -231,7 +231,7 @@ def compare_transports(latency_s: float, rounds: int = 2) -> list[dict[str, Any]
 
 
 def main() -> dict[str, Any]:
-    load_before = os.getloadavg()[0]
+    load_before = load_1m()
     with tempfile.TemporaryDirectory() as tmp:
         with server_process(0.0) as root:
             zero = asyncio.run(zero_latency(f"{root}/v1", Path(tmp) / "zero.sqlite"))
@@ -251,7 +251,6 @@ def main() -> dict[str, Any]:
         "concurrency": concurrency,
         "transports": transports,
         "limiter_alone_fraction_of_limit": limiter_fraction,
-        "machine": {"cpus": os.cpu_count(), "loadavg_1m": [load_before, load_after]},
         "targets": {
             "overhead_ms_median_below_2": zero["overhead_ms_median"] < 2.0,
             "concurrency_at_least_95_percent_at_0.2s": target["fraction_of_limit"] >= 0.95,
@@ -304,9 +303,7 @@ def main() -> dict[str, Any]:
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
-    out = ROOT / ".bench" / "llm.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
+    out = write("llm", results, load_before)  # the machine stamped in
     print(f"targets: {results['targets']}  ->  {out.relative_to(ROOT)}")
     return results
 

@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import load_1m, write  # noqa: E402
 from builder.ingest.parallel import InputSpec, run_ingest  # noqa: E402
 from builder.run.shard_tables import SHARD_TABLES  # noqa: E402
 from builder.run.shard_work import ScrubSettings, prepare_shard  # noqa: E402
@@ -109,6 +110,7 @@ def main() -> None:
     parser.add_argument("--shard-size", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    load_before = load_1m()
     work = BENCH / "prepare"
     shutil.rmtree(work, ignore_errors=True)
     corpus = replicate_samples(work / "corpus", args.copies)
@@ -147,8 +149,7 @@ def main() -> None:
         "arrow_peak_mb": round(peak, 2),
         "largest_file_table_mb": round(largest, 2),
     }
-    BENCH.mkdir(exist_ok=True)
-    (BENCH / "prepare.json").write_text(json.dumps(result, indent=2))
+    write("prepare", result, load_before)
     print(json.dumps(result, indent=2))
 
 

@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import load_1m, write  # noqa: E402
 from tests.paths import SAMPLES, SHARED  # noqa: E402
 from tests.scrub.corpus import LOOKALIKES, SEEDED  # noqa: E402
 
@@ -90,6 +91,7 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=8.0)
     parser.add_argument("--baseline-rev", default=None)
     args = parser.parse_args()
+    load_before = load_1m()
     corpus = texts(args.mb)
     size = sum(len(t) for t in corpus) / 1e6
     floor_s = best_of(lambda: floor(corpus))
@@ -117,8 +119,7 @@ def main() -> None:
     if args.baseline_rev:
         base = result[args.baseline_rev]["x_floor"]
         result["current_vs_baseline"] = round(result["current"]["x_floor"] / base, 2)
-    BENCH.mkdir(exist_ok=True)
-    (BENCH / "scrub.json").write_text(json.dumps(result, indent=2))
+    write("scrub", result, load_before)
     print(json.dumps(result, indent=2))
 
 

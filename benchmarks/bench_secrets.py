@@ -13,7 +13,6 @@ Writes .bench/secrets.json. Targets: recall >= 0.98 over the kinds, <= 2 look-al
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -21,17 +20,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.machine import load_1m, write  # noqa: E402
 from builder.scrub import Scrubber  # noqa: E402
 from tests.scrub.kinds import evaluate  # noqa: E402
 
 
 def main() -> None:
+    load_before = load_1m()
     started = time.perf_counter()
     result = evaluate(Scrubber())
     result["seconds"] = round(time.perf_counter() - started, 3)
-    out = ROOT / ".bench" / "secrets.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write("secrets", result, load_before)
     print(
         f"recall {result['recall']:.3f} over {result['kinds']} kinds "
         f"(design {result['recall_design']:.3f}, held out {result['recall_heldout']:.3f} "

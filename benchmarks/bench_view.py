@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import polars as pl  # noqa: E402
 
+from benchmarks.machine import load_1m, write  # noqa: E402
 from builder.view.write import write_view  # noqa: E402
 from tests.evaluate.eval_fixtures import cli, write_config  # noqa: E402
 from tests.run.nap_server import nap_server  # noqa: E402
@@ -58,6 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--copies", type=int, default=400)
     args = parser.parse_args()
+    load_before = load_1m()
     work = ROOT / ".bench" / "view"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -89,7 +91,7 @@ def main() -> None:
         "one_copy_steps": small_steps,
     }
     (ROOT / ".bench").mkdir(exist_ok=True)
-    (ROOT / ".bench" / "view.json").write_text(json.dumps(result, indent=2) + "\n")
+    write("view", result, load_before)
     print(json.dumps(result, indent=2))
 
 

@@ -436,8 +436,9 @@ class AsyncOpenAIServer:
     ) -> None:
         self.latency_s = latency_s
         self.text = text
-        self.record = record  # keep request bodies (GET /bodies), for replaying them
-        self.bodies: list[dict[str, Any]] = []
+        # keep request bodies as received (GET /bodies, GET /payloads), for replaying them
+        self.record = record
+        self.bodies: list[bytes] = []
         self.count = 0
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -472,12 +473,12 @@ class AsyncOpenAIServer:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._loop.stop()
 
-    async def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def _complete(self, body: dict[str, Any], raw: bytes) -> dict[str, Any]:
         started = time.perf_counter()
         self.count += 1
         number = self.count
         if self.record:
-            self.bodies.append(body)
+            self.bodies.append(raw)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
@@ -490,8 +491,9 @@ class AsyncOpenAIServer:
 
     def stats(self, concurrency: int | None = None) -> dict[str, Any]:
         """Served count, peak and time-averaged in-flight requests (also at `GET /stats`,
-        `GET /stats?concurrency=N`; `GET /bodies` gives the recorded bodies, `GET /reset`
-        starts a new measurement). With `concurrency`, also the in-flight mean while the job
+        `GET /stats?concurrency=N`; `GET /bodies` gives the recorded bodies, `GET /payloads`
+        the same as sent, each after its length and a newline; `GET /reset` starts a new
+        measurement). With `concurrency`, also the in-flight mean while the job
         could fill that limit (`saturation`)."""
         if not self.intervals:
             return {"count": 0, "peak_in_flight": 0, "mean_in_flight": 0.0}
@@ -532,20 +534,24 @@ class AsyncOpenAIServer:
                 for line in head.split(b"\r\n")[1:]:
                     if line[:15].lower() == b"content-length:":
                         length = int(line[15:])
-                body = json.loads(await reader.readexactly(length) or b"{}")
+                raw = await reader.readexactly(length)
+                body = json.loads(raw or b"{}")
+                answer: dict[str, Any] | bytes
                 if head.startswith(b"GET /") and b"/models" in head.split(b"\r\n", 1)[0]:
                     answer = models_list("openai")  # the pre-flight check: not recorded
                 elif head.startswith(b"GET /stats"):
                     answer = self.stats(_query_int(head, "concurrency"))
                 elif head.startswith(b"GET /bodies"):
-                    answer = {"bodies": self.bodies}
+                    answer = {"bodies": [json.loads(b) for b in self.bodies]}
+                elif head.startswith(b"GET /payloads"):  # no JSON round trip for big jobs
+                    answer = b"".join(b"%d\n%s" % (len(b), b) for b in self.bodies)
                 elif head.startswith(b"GET /reset"):  # a new measurement starts
                     self.count = self.peak_in_flight = 0
                     self.intervals, self.bodies = [], []
                     answer = {"reset": True}
                 else:
-                    answer = await self._complete(body)
-                payload = json.dumps(answer).encode()
+                    answer = await self._complete(body, raw)
+                payload = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 writer.write(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                     b"content-length: %d\r\n\r\n%s" % (len(payload), payload)
