@@ -10,10 +10,12 @@ pipelines/openai.yaml --set ...` in a fresh process, timed from spawn to exit. T
 overrides only move the job onto the scripted servers: the inputs, the output folder,
 `teacher.base_url`, `agent.base_url`, and the API key variable set to a dummy in the run's
 environment. Everything else is the shipped config (8 teacher samples, 8 references, the
-agree gate, 32 in flight, the budget), except its account limits: `requests_per_minute` and
+agree gate, 32 in flight, a budget), except its account limits: `requests_per_minute` and
 `tokens_per_minute` are lifted, because they are the provider account's pacing (3,000
 requests a minute would make this a bench of the rate limiter, not of the run) and a bare
-replay honours none.
+replay honours none; and the budget is raised to $1M, so that every request is still
+reserved and settled against one but the scale job's ~$20 of list-price tokens do not stop
+it (the shipped $20 did, at 4,856 of 5,000 steps).
 
 The floor: each server's recorded bodies, as the run sent them, replayed by a bare aiohttp
 client against the same server, both servers at once, each at the config's concurrency: the
@@ -89,6 +91,7 @@ def openai_overrides(corpus: Path, out: Path, teacher_url: str, agent_url: str) 
         f"agent.base_url={agent_url}",
         "limits.requests_per_minute=null",
         "limits.tokens_per_minute=null",
+        "limits.budget_usd=1000000",
     ]
 
 
