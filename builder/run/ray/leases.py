@@ -38,6 +38,7 @@ class LeasedLimits:
         self._asking = False
         self._returns: list[tuple[int, int | None]] = []
         self._flush: asyncio.TimerHandle | None = None
+        self._fetcher: asyncio.Task[None] | None = None
 
     async def acquire(
         self,
@@ -61,7 +62,8 @@ class LeasedLimits:
         self._waiters.append(future)
         if not self._asking:
             self._asking = True
-            asyncio.get_running_loop().create_task(self._fetch(estimate))
+            # held here: the loop keeps only a weak reference to a task
+            self._fetcher = asyncio.get_running_loop().create_task(self._fetch(estimate))
         try:
             return await future
         except asyncio.CancelledError:
