@@ -111,7 +111,7 @@ def run_ingest(
     scrub: ScrubSettings | None = None,
 ) -> IngestSummary:
     """Ingest every input into OUT/{trajectories,steps,quarantine}/ with `workers` processes,
-    or with `runner` (the Ray engine runs the same tasks as Ray tasks); the tables are
+    or with `runner` (the Ray engine runs the same tasks on its shard actors); the tables are
     scrubbed unless `scrub` says otherwise."""
     rules = rules or EligibilityRules()
     scrub = scrub or ScrubSettings()

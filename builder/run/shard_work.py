@@ -1,7 +1,7 @@
 """One shard's work: load and scrub its steps, run NAP on each, write its tables and marker
 (the file work is `shard_io`'s, in the run's worker processes).
 
-This is the unit a distributed executor (Ray Data) would run: a function of a shard plan, the
+This is the unit a distributed executor (the Ray shard actors) runs: a function of a shard plan, the
 clients and the settings, with no global state.
 """
 
