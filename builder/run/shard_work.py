@@ -1,8 +1,8 @@
 """One shard's work: load and scrub its steps, run NAP on each, write its tables and marker
 (the file work is `shard_io`'s, in the run's worker processes).
 
-This is the unit a distributed executor (the Ray shard actors) runs: a function of a shard plan, the
-clients and the settings, with no global state.
+This is the unit a distributed executor (the Ray shard actors) runs: a function of a shard
+plan, the clients and the settings, with no global state.
 """
 
 from __future__ import annotations
