@@ -53,6 +53,8 @@ import asyncio
 import dataclasses
 import json
 import shutil
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -121,7 +123,8 @@ def measure(
     )
     stats = f"stats?concurrency={args.concurrency}"
     control(base_url, "reset")
-    wall, cpu = whole_run(cfg_path, out)
+    spawned: list[float] = []
+    wall, cpu = whole_run(cfg_path, out, spawned=spawned)
     served = control(base_url, stats)
     bodies = recorded(base_url)
     control(base_url, "reset")
@@ -141,6 +144,10 @@ def measure(
         "nap_stages_s": round(stages["nap"], 2),
         "ingest_s": round(stages["ingest"], 2),
         "start_report_plots_s": round(wall - stages["nap"] - stages["ingest"], 2),
+        # the start-up on the critical path: spawn to the first request at the server, and
+        # the end: the last answer to the process's exit (report, plots, worker exit)
+        "first_request_after_s": round(served["first_arrival"] - spawned[0], 3),
+        "exit_after_last_answer_s": round(spawned[0] + wall - served["last_answer"], 3),
         "floor_s": round(floor, 2),
         "run_ratio_to_floor": round(wall / floor, 2),
         "floor_process_s": round(floor_process, 2),
@@ -164,6 +171,7 @@ def measure(
 
 HEADLINE = (
     "run_ratio_to_floor",
+    "first_request_after_s",
     "in_flight_fraction",
     "saturated_in_flight_fraction",
     "floor_in_flight_fraction",
@@ -214,6 +222,28 @@ def summary_line(verdicts: list[dict[str, Any]], median: dict[str, Any]) -> str:
     )
 
 
+STARTUP_PIECES = {
+    "interpreter": "pass",
+    "cli_and_run_driver_imports": "import builder.cli.app, builder.run.driver",
+    "nap_stack_imports": "import builder.llm.factory, builder.nap.step, builder.run.schedule",
+}
+
+
+def startup_pieces(repeats: int = 5) -> dict[str, float]:
+    """Median seconds of a fresh interpreter that does only each piece of a run's start:
+    the interpreter itself, the imports before the workers fork, and the NAP stack the parent
+    imports while the workers ingest (each includes the interpreter's own start)."""
+    pieces = {}
+    for name, code in STARTUP_PIECES.items():
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+            times.append(time.perf_counter() - started)
+        pieces[f"{name}_s"] = round(statistics.median(times), 3)
+    return pieces
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--copies", default="40,120", help="job sizes (comma-separated)")
@@ -252,6 +282,7 @@ def main() -> None:
             cfg_path = work / f"bench-corpus{sizes[0]}-{first}.yaml"
             seconds, steps, sent = asyncio.run(sequential(out, cfg_path, base_url))
             figures["sequential"] = {"seconds": round(seconds, 2), "steps": steps, "sent": sent}
+    figures["startup_pieces"] = startup_pieces()
     figures["verdicts"] = [v for copies in sizes for v in judged[copies]]
     write("run", figures, load_before)
     print(json.dumps(figures, indent=2))

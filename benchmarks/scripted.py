@@ -122,13 +122,17 @@ def whole_run(
     overrides: Sequence[str] = (),
     env: dict[str, str] | None = None,
     watch: Callable[[int], AbstractContextManager[object]] | None = None,
+    spawned: list[float] | None = None,
 ) -> tuple[float, float]:
     """`nap-builder run CFG [--set ...]` in a fresh process, on an emptied `out`: seconds
     from spawn to exit, and its CPU seconds (user + system; on a loaded machine the wall time
-    says more about the neighbours). `watch(pid)` is held open while it runs (a sampler)."""
+    says more about the neighbours). `watch(pid)` is held open while it runs (a sampler);
+    `spawned` receives the spawn time (perf_counter: the server's clock too)."""
     shutil.rmtree(out, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
+    if spawned is not None:
+        spawned.append(started)
     proc = subprocess.Popen(
         run_argv(cfg_path, overrides),
         cwd=ROOT,

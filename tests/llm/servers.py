@@ -505,6 +505,9 @@ class AsyncOpenAIServer:
             "peak_in_flight": self.peak_in_flight,
             "mean_in_flight": self.mean_in_flight(start, end),
             "span_s": end - start,
+            # on the machine's monotonic clock (perf_counter), shared by every process here
+            "first_arrival": start,
+            "last_answer": end,
             # where in-flight falls short: the mean in each tenth of the span
             "deciles": [
                 round(self.mean_in_flight(start + k * tenth, start + (k + 1) * tenth), 1)
