@@ -103,11 +103,15 @@ class Coordinator:
             await limits.acquire(estimate, priority, requests, admit=self._admit)
         except BudgetExceededError as exc:
             return None, str(exc)
+        return self._grant(key, estimate, requests), None
+
+    def _grant(self, key: str, estimate: int, requests: int = 1) -> int:
+        """Record a slot just taken from `key`'s limits as a lease; its id."""
         lease = next(self._ids)
         expires = time.monotonic() + self.settings.lease_s
         self.leases[lease] = _Lease(key, estimate, expires, requests)
-        self.peak_in_flight = max(self.peak_in_flight, limits.in_flight)
-        return lease, None
+        self.peak_in_flight = max(self.peak_in_flight, self.limits[key].in_flight)
+        return lease
 
     async def acquire_block(self, key: str, estimate: int, want: int) -> list[int]:
         """Leases for up to `want` requests: the first waited for, the rest only if free now
@@ -117,10 +121,7 @@ class Coordinator:
         granted = [first]
         limits = self._limits(key)
         while len(granted) < want and limits.try_acquire():
-            lease = next(self._ids)
-            self.leases[lease] = _Lease(key, estimate, time.monotonic() + self.settings.lease_s)
-            granted.append(lease)
-        self.peak_in_flight = max(self.peak_in_flight, limits.in_flight)
+            granted.append(self._grant(key, estimate))
         return granted
 
     def release_many(self, leases: list[tuple[int, int | None]]) -> None:

@@ -11,11 +11,10 @@ killed actor is restarted by Ray and its in-flight shards are retried on it.
 from __future__ import annotations
 
 import logging
-from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from builder.config import PipelineConfig
 from builder.errors import PermanentLLMError
@@ -30,6 +29,7 @@ from builder.scrub.settings import ScrubSettings
 from builder.steps.pairing import EligibilityRules
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 LEASE_MARGIN_S = 10.0
 INGEST_PER_ACTOR = 2  # ingest tasks queued per actor: one running, one waiting
@@ -120,27 +120,12 @@ class RayPool:
         """Each task on the actor with the fewest queued, at most `INGEST_PER_ACTOR` each."""
         import ray
 
-        queued: dict[Any, tuple[int, int]] = {}  # ref -> (task id, actor index)
-        load = [0] * len(self.actors)
-        for task_id, group in enumerate(tasks(specs)):
-            while min(load) >= INGEST_PER_ACTOR:
-                yield from self._ingest_done(queued, load, ray.wait(list(queued))[0])
-            k = load.index(min(load))
-            ref = self.actors[k].ingest.remote(task_id, group, str(out_dir), rules, scrub)
-            queued[ref] = (task_id, k)
-            load[k] += 1
-        while queued:
-            yield from self._ingest_done(queued, load, ray.wait(list(queued))[0])
+        def submit(actor: Any, task: tuple[int, Any]) -> Any:
+            return actor.ingest.remote(task[0], task[1], str(out_dir), rules, scrub)
 
-    @staticmethod
-    def _ingest_done(
-        queued: dict[Any, tuple[int, int]], load: list[int], done: list[Any]
-    ) -> Iterator[tuple[int, IngestSummary]]:
-        import ray
-
-        for ref in done:
-            task_id, k = queued.pop(ref)
-            load[k] -= 1
+        for (task_id, _), ref in spread(
+            self.actors, enumerate(tasks(specs)), INGEST_PER_ACTOR, submit
+        ):
             yield task_id, ray.get(ref)
 
     def run_shards(self, out_dir: Path, digest: str, result: RunResult) -> dict[str, Any]:
@@ -153,22 +138,15 @@ class RayPool:
         if not todo:
             return {}
         ray.get([actor.ready.remote() for actor in self.actors])  # a worker that cannot start
-        waiting: deque[ShardPlan] = deque(todo)
-        running: dict[Any, tuple[ShardPlan, int]] = {}
-        load = [0] * len(self.actors)
-        while waiting or running:
-            while waiting and result.stopped is None and min(load) < self.per_actor:
-                k = load.index(min(load))
-                plan = waiting.popleft()
-                running[self.actors[k].run.remote(encode_plan(plan))] = (plan, k)
-                load[k] += 1
-            if not running:
-                break
-            done, _ = ray.wait(list(running))
-            for ref in done:
-                plan, k = running.pop(ref)
-                load[k] -= 1
-                settle(outcome(ref, plan), result)
+
+        def submit(actor: Any, plan: ShardPlan) -> Any:
+            return actor.run.remote(encode_plan(plan))
+
+        def stopped() -> bool:
+            return result.stopped is not None
+
+        for plan, ref in spread(self.actors, todo, self.per_actor, submit, stopped):
+            settle(outcome(ref, plan), result)
         return dict(ray.get(self.coordinator.stats.remote()))
 
     def close(self) -> None:
@@ -176,6 +154,39 @@ class RayPool:
 
         for actor in [*self.actors, self.coordinator]:
             ray.kill(actor)
+
+
+def spread(
+    actors: list[Any],
+    items: Iterable[T],
+    cap: int,
+    submit: Callable[[Any, T], Any],
+    stopped: Callable[[], bool] = lambda: False,
+) -> Iterator[tuple[T, Any]]:
+    """Each item submitted to the actor with the fewest running, at most `cap` each; yields
+    (item, its finished ref) as they finish. Items are drawn only when an actor has room (a
+    lazy ingest listing stays lazy), and none once `stopped()`."""
+    import ray
+
+    pending = iter(items)
+    running: dict[Any, tuple[T, int]] = {}  # ref -> (item, actor index)
+    load = [0] * len(actors)
+    while True:
+        while min(load) < cap and not stopped():
+            try:
+                item = next(pending)
+            except StopIteration:
+                break
+            k = load.index(min(load))
+            running[submit(actors[k], item)] = (item, k)
+            load[k] += 1
+        if not running:
+            return
+        done, _ = ray.wait(list(running))
+        for ref in done:
+            item, k = running.pop(ref)
+            load[k] -= 1
+            yield item, ref
 
 
 def outcome(ref: Any, plan: ShardPlan) -> Outcome:

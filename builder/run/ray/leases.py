@@ -29,11 +29,11 @@ class LeasedLimits:
         self.key = key
         self.block = block
         self.share = share
-        self.in_flight = 0
         self.backing_off = 0  # this worker's requests waiting to retry (as EndpointLimits)
         self.last_error: str | None = None
         self.spare: list[int] = []  # leases granted and not in use
-        self._held: dict[int, list[int]] = {}  # estimate -> leases in use (LIFO)
+        # leases in use: any one frees a slot (no rates here, so no estimate to correct)
+        self._in_use: list[int] = []
         self._waiters: deque[asyncio.Future[int]] = deque()
         self._asking = False
         self._returns: list[tuple[int, int | None]] = []
@@ -48,8 +48,7 @@ class LeasedLimits:
         admit: Callable[[], None] | None = None,
     ) -> None:
         lease = self.spare.pop() if self.spare else await self._wait(estimated_tokens)
-        self._held.setdefault(estimated_tokens, []).append(lease)
-        self.in_flight += 1
+        self._in_use.append(lease)
         if admit is not None:
             try:
                 admit()
@@ -70,6 +69,10 @@ class LeasedLimits:
             if future.done() and not future.cancelled():  # handed a lease, then cancelled
                 self._give_back(future.result(), None)
             raise
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_use)
 
     def _live_waiters(self) -> int:
         return sum(1 for future in self._waiters if not future.done())
@@ -96,15 +99,13 @@ class LeasedLimits:
                 future.set_result(lease)
                 return
         self.spare.append(lease)
-        if self._flush is None:  # nobody here wants it: back to the coordinator soon
-            self._flush = asyncio.get_running_loop().call_later(FLUSH_AFTER_S, self.flush)
+        self._flush_soon()  # nobody here wants it: back to the coordinator
 
     def add_requests(self, extra: int) -> None:
         """Nothing to count: leased limits have no request rate."""
 
     def release(self, estimated_tokens: int, actual_tokens: int | None) -> None:
-        self.in_flight -= 1
-        lease = self._held[estimated_tokens].pop()
+        lease = self._in_use.pop()
         if self._live_waiters() and self.in_flight < self.share:
             self._hand(lease)  # kept for this worker's next request: no call
             return
@@ -114,7 +115,11 @@ class LeasedLimits:
         self._returns.append((lease, actual_tokens))
         if len(self._returns) >= self.block:
             self.flush()
-        elif self._flush is None:
+        else:
+            self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        if self._flush is None:
             self._flush = asyncio.get_running_loop().call_later(FLUSH_AFTER_S, self.flush)
 
     def flush(self) -> None:
