@@ -21,7 +21,7 @@ from typing import Any
 
 from builder.config import PipelineConfig
 from builder.errors import BudgetExceededError, PermanentLLMError
-from builder.ingest.parallel import IngestSummary, InputSpec, process_task
+from builder.ingest.parallel import IngestSummary, process_task
 from builder.llm.factory import Clients
 from builder.nap.step import NapSettings
 from builder.run.ray.coordinator import LimitSettings, RemoteBudget, RemoteLimits
@@ -177,4 +177,4 @@ class ShardWorker:
         write_json_atomic(path, clients.usage.as_dict())
 
 
-__all__ = ["InputSpec", "Outcome", "ShardWorker", "decode_plan", "encode_plan"]
+__all__ = ["Outcome", "ShardWorker", "decode_plan", "encode_plan"]
