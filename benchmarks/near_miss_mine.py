@@ -202,6 +202,18 @@ QUOTAS = {
     "vcs": 10,
     "submit": 10,
 }
+# round 2 (after the held-out figures of round 1 had 0-7 "same" pairs a category): more of
+# the categories whose per-category figures rested on a handful of pairs
+QUOTAS_ROUND2 = {
+    "read": 60,
+    "search": 60,
+    "python_c": 50,
+    "other": 40,
+    "test": 30,
+    "list": 25,
+    "mixed": 25,
+    "run": 25,
+}
 
 
 def closeness(a: Spec, b: Spec) -> int:
@@ -217,7 +229,9 @@ def closeness(a: Spec, b: Spec) -> int:
     return 2
 
 
-def sample(rows: list[dict], per_trajectory: int) -> list[dict]:
+def sample(
+    rows: list[dict], per_trajectory: int, quotas: dict[str, int] = QUOTAS, closest_too: bool = True
+) -> list[dict]:
     """Per category up to its quota, a third from each closeness kind where it has enough,
     at most `per_trajectory` pairs of a category from one trajectory (more when the
     category has too few trajectories to fill its quota), in hash order
@@ -227,7 +241,9 @@ def sample(rows: list[dict], per_trajectory: int) -> list[dict]:
     for row in sorted(rows, key=lambda r: r["key"]):
         by_cat[row["category"]].append(row)
     for cat, rows_of in by_cat.items():
-        quota = QUOTAS.get(cat, 20)
+        quota = quotas.get(cat, 0 if quotas is not QUOTAS else 20)
+        if not quota:
+            continue
         trajectories = {row["source"].rsplit("/m", 1)[0] for row in rows_of}
         cap = max(per_trajectory, -(-quota // len(trajectories)))  # few runs: more from each
         taken: Counter[str] = Counter()
@@ -246,7 +262,8 @@ def sample(rows: list[dict], per_trajectory: int) -> list[dict]:
                 picked.append(row)
                 share -= 1
         out.extend(picked)
-    out.extend(closest(rows, out, per_trajectory))
+    if closest_too:
+        out.extend(closest(rows, out, per_trajectory))
     return sorted(out, key=lambda r: (r["category"], r["key"]))
 
 
@@ -275,10 +292,20 @@ def main() -> None:
     parser.add_argument("--min-ratio", type=float, default=0.8)
     parser.add_argument("--max-chars", type=int, default=6000)
     parser.add_argument("--per-trajectory", type=int, default=2)
+    parser.add_argument(
+        "--exclude",
+        type=Path,
+        help="a labelled pairs file: its pairs are left out of the sample (round 2 and later)",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     rows = mine(args.mirrors, args.out / "sources", args.window, args.min_ratio, args.max_chars)
-    picked = sample(rows, args.per_trajectory)
+    if args.exclude:
+        done = {json.loads(line)["key"] for line in args.exclude.open(encoding="utf-8")}
+        fresh = [row for row in rows if row["key"] not in done]
+        picked = sample(fresh, args.per_trajectory, QUOTAS_ROUND2, closest_too=False)
+    else:
+        picked = sample(rows, args.per_trajectory)
     for name, data in (("pool.jsonl", rows), ("sample.jsonl", picked)):
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data)
         (args.out / name).write_text(text, encoding="utf-8")
