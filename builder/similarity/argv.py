@@ -35,6 +35,10 @@ COSMETIC: dict[str, frozenset[str]] = {
         "git": "--no-pager --color --color=always --no-color",
     }.items()
 }
+# programs whose list options are split on commas with each item stripped: pylint's csv
+# options (`_splitstrip` in pylint/utils/utils.py) and flake8's (`parse_comma_separated_list`),
+# so `--bad-names-rgxs="foo, bar"` is `"foo,bar"` (pylint-dev__pylint-8898)
+_COMMA_LISTS = frozenset({"pylint", "flake8"})
 FILE_LIKE = re.compile(r"\.\w{1,5}$")
 _STDOUT = {">": ">", "1>": ">", ">|": ">", ">>": ">>", "1>>": ">>", "&>": "&>", "&>>": "&>>"}
 
@@ -84,6 +88,9 @@ def flags_of(
     out = set()
     for flag in flags - COSMETIC.get(prog, frozenset()):
         name, eq, value = flag.partition("=")
+        if eq and prog in _COMMA_LISTS and "," in value and "{" not in value:
+            value = ",".join(item.strip() for item in value.split(","))
+            flag = f"{name}={value}"
         out.add(f"{name}={resolve(value, cwd)}" if eq and is_path(value) else flag)
     return frozenset(out), positional
 

@@ -71,18 +71,27 @@ class _PrintValues(ast.NodeTransformer):
         values: list[ast.expr] = []
         for arg in node.args:
             parts = arg.values if isinstance(arg, ast.JoinedStr) else [arg]
-            for part in parts:
-                if (
-                    isinstance(part, ast.FormattedValue)
-                    and part.conversion == -1
-                    and not part.format_spec
-                ):
+            for before, part in zip([None, *parts], parts, strict=False):
+                if isinstance(part, ast.FormattedValue) and _shows_value(part, before):
                     values.append(part.value)
                 elif not isinstance(part, ast.Constant):
                     values.append(part)
         if not values:
             return node
         return ast.Call(func=node.func, args=values, keywords=[])
+
+
+def _shows_value(part: ast.FormattedValue, before: ast.expr | None) -> bool:
+    """`{x}` shows x; so does the self-documenting `{x=}` (a repr after the label `x=`, which
+    Python writes as a constant ending in `=`): `print(S(0) == False)` and
+    `print(f'{S(0) == False=}')` show the same comparison (sympy-20801). Other conversions
+    and format specs change the text of the value (`{x!r}` of a str, `{x:.2f}`)."""
+    if part.format_spec:
+        return False
+    if part.conversion == -1:
+        return True
+    labelled = isinstance(before, ast.Constant) and str(before.value).endswith("=")
+    return part.conversion == ord("r") and labelled
 
 
 def _root(node: ast.expr) -> str:

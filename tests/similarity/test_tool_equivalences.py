@@ -1,0 +1,90 @@
+"""Equivalences that come from how a tool reads its command line (its documentation or
+source), each with the real pair that motivated it and the near neighbours that must stay
+different, so a rule that grew too wide fails here."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder.ingest.formats.base import shell_action
+from builder.similarity.compare import semantic
+from schemas.steps import Action
+
+
+def sh(command: str) -> Action:
+    return shell_action(command, raw=command)
+
+
+def same(a: str, b: str) -> bool:
+    score = semantic(sh(a), sh(b))
+    assert score == semantic(sh(b), sh(a))
+    return score == 1.0
+
+
+def test_pylint_strips_the_items_of_its_comma_lists() -> None:
+    # pylint-dev__pylint-8898 m92-m94 (near-miss design pair 990ea839657007e1)
+    assert same(
+        'pylint --bad-names-rgxs="foo,bar" foo.py', 'pylint --bad-names-rgxs="foo, bar" foo.py'
+    )
+    assert same(
+        "python3 -m pylint --disable='C0114, C0115' a.py",
+        "python3 -m pylint --disable=C0114,C0115 a.py",
+    )
+    assert same("flake8 --select='E1, W2' a.py", "flake8 --select=E1,W2 a.py")
+    # another item, another file, or a tool that keeps the spaces: still different
+    assert not same(
+        'pylint --bad-names-rgxs="foo,baz" foo.py', 'pylint --bad-names-rgxs="foo, bar" foo.py'
+    )
+    assert not same(
+        'pylint --bad-names-rgxs="foo,bar" a.py', 'pylint --bad-names-rgxs="foo, bar" b.py'
+    )
+    assert not same("mytool --names='a, b'", "mytool --names=a,b")
+    assert not same("grep -e 'a, b' f", "grep -e a,b f")
+
+
+def test_a_self_documenting_fstring_prints_the_value_it_labels() -> None:
+    # sympy__sympy-20801 m28-m30 (near-miss design pair 915a1ae8ea9cf8d7)
+    plain = """python -c "from sympy import S; print(S(0) == False)\""""
+    labelled = """python -c "from sympy import S; print(f'{S(0) == False=}')\""""
+    assert same(plain, labelled)
+    # another expression under the label, or a repr / format spec without one: different
+    assert not same(plain, """python -c "from sympy import S; print(f'{S(0) == True=}')\"""")
+    assert not same("""python -c "x='a'; print(x)\"""", """python -c "x='a'; print(f'{x!r}')\"""")
+    assert not same("""python -c "x='a'; print(x)\"""", """python -c "x='a'; print(f'{x:>5}')\"""")
+    # a label that does not end in '=' does not make a repr the same
+    assert not same(
+        """python -c "x='a'; print(x)\"""", """python -c "x='a'; print(f'x: {x!r}')\""""
+    )
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["PYTHONPATH=. ", "PYTHONPATH=$PYTHONPATH:. ", "export PYTHONPATH=.:$PYTHONPATH\n"],
+)
+def test_pythonpath_of_the_working_directory_is_a_noop_where_python_adds_it(prefix: str) -> None:
+    # django__django-14672 m6-m10: `python3 reproduce_issue.py` with and without PYTHONPATH=.
+    for command in (
+        "python3 reproduce_issue.py",
+        "python -c 'import django'",
+        "python -m django --version",
+    ):
+        assert same(command, prefix + command)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # the script's own directory is first on sys.path, not the working directory
+        ("python3 tests/runtests.py i18n", "PYTHONPATH=. python3 tests/runtests.py i18n"),
+        # console scripts live in bin/: the checkout is importable only through PYTHONPATH
+        ("pytest tests/a.py", "PYTHONPATH=. pytest tests/a.py"),
+        ("django-admin check", "PYTHONPATH=. django-admin check"),
+        # another directory on the path
+        ("python -c 'import a'", "PYTHONPATH=src python -c 'import a'"),
+        ("python -c 'import a'", "PYTHONPATH=.:src python -c 'import a'"),
+        # another variable
+        ("python -c 'import a'", "DJANGO_SETTINGS_MODULE=. python -c 'import a'"),
+    ],
+)
+def test_pythonpath_that_changes_what_is_importable_is_kept(a: str, b: str) -> None:
+    assert not same(a, b)
