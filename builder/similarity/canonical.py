@@ -13,19 +13,20 @@ both show. Setup commands (`cd`, which the parser folds into the paths of later 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
 from builder.similarity import intent as it
 from builder.similarity.bashparse import NAVIGATION, Pipeline, SimpleCommand, parse_script
 from builder.similarity.code import text_key
 from builder.similarity.commands import command_key
+from builder.similarity.effects import without_repeated_effects
 from builder.similarity.features import pipeline_features
 from builder.similarity.flags import shown_flags
 from builder.similarity.heredocs import as_bash_reads
 from builder.similarity.normalize import collapse_ws, program, split_flags
 from builder.similarity.programs import command_features
-from builder.similarity.records import WHOLE, LineRange
+from builder.similarity.records import WHOLE, LineRange, Unit
 
 SETUP = frozenset({"export", "set", "source", ".", "true", ":", "clear", "sleep", "unset"})
 _READERS = frozenset(
@@ -34,16 +35,6 @@ _READERS = frozenset(
 )  # fmt: skip
 _PAGERS = frozenset({"less", "more", "cat"})
 _SWE_EDIT = re.compile(r"^\s*edit\s+(\d+):(\d+)\s*\n(.*?)\n?end_of_edit\s*$", re.S)
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One unit of work: `key` is its identity, `view` the lines of its output (or, for a
-    read, of its file) that are shown; None is all of them."""
-
-    kind: str  # read, search, list, run, python, test, write, edit, vcs, output, submit, tool, text
-    key: tuple
-    view: tuple[LineRange, ...] | None = None
 
 
 def _unwrap(cmd: SimpleCommand) -> tuple[SimpleCommand, tuple[str, ...], tuple[str, ...]]:
@@ -216,4 +207,4 @@ def shell_units(command: str) -> tuple[Unit, ...]:
         exported = tuple(f"{k}={v}" for k, v in env.items())
         units.append(pipeline_unit(pipe, exported))
     shown = [u for u in units if u.kind != "output"]
-    return tuple(shown if shown else units)
+    return without_repeated_effects(tuple(shown if shown else units))

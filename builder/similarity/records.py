@@ -19,6 +19,16 @@ WHOLE = LineRange(1, None)
 
 
 @dataclass(frozen=True, slots=True)
+class Unit:
+    """One unit of work: `key` is its identity, `view` the lines of its output (or, for a
+    read, of its file) that are shown; None is all of them."""
+
+    kind: str  # read, search, list, run, python, test, write, edit, vcs, output, submit, tool, text
+    key: tuple
+    view: tuple[LineRange, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Features:
     """Comparable evidence about one unit of work."""
 
