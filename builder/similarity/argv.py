@@ -32,6 +32,10 @@ COSMETIC: dict[str, frozenset[str]] = {
         "cp": "-v",
         "mv": "-v",
         "pip": "-q --quiet -v",
+        # reports are off unless asked for (pylint docs, "--reports, -r": default False), so
+        # `-rn` restates the default. `-v` stays: it only adds a log line, except where it is
+        # what the run tests (pylint-6386, whose bug is that `-v` demands an argument)
+        "pylint": "-r=n -r=no --reports=n --reports=no",
         "git": "--no-pager --color --color=always --no-color",
     }.items()
 }

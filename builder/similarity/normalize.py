@@ -42,6 +42,28 @@ VALUE_FLAGS: dict[str, frozenset[str]] = {
     "cut": frozenset({"-d", "-f", "-c"}),
     "sort": frozenset({"-k", "-t"}),
     "tree": frozenset({"-L", "-I", "-P"}),
+    # pylint's options with a value (`-rn` is `--reports=n`, not `-r -n`; `pylint --help`)
+    "pylint": frozenset(
+        [
+            "-r",
+            "-j",
+            "-d",
+            "-e",
+            "-f",
+            "-s",
+            "--rcfile",
+            "--disable",
+            "--enable",
+            "--reports",
+            "--jobs",
+            "--output-format",
+            "--score",
+            "--ignore",
+            "--ignore-paths",
+            "--ignore-patterns",
+            "--load-plugins",
+        ]
+    ),
 }
 _PROGRAM_ALIASES = {"egrep": "grep", "fgrep": "grep", "py.test": "pytest"}
 

@@ -88,3 +88,15 @@ def test_pythonpath_of_the_working_directory_is_a_noop_where_python_adds_it(pref
 )
 def test_pythonpath_that_changes_what_is_importable_is_kept(a: str, b: str) -> None:
     assert not same(a, b)
+
+
+def test_pylint_reports_off_restates_the_default() -> None:
+    assert same("pylint a.py --reports=no", "pylint a.py")
+    assert same("python3 -m pylint mytest.py -rn", "python3 -m pylint mytest.py")
+    # -r takes a value: `-rn` is not `-r -n`; reports on, errors only, verbose: not the default
+    assert not same("pylint a.py", "pylint a.py -ry")
+    assert not same("pylint a.py", "pylint a.py -E")
+    assert not same("pylint a.py -rn", "pylint a.py -d=C0114")
+    # pylint-6386's bug is that `-v` demands an argument: verbose is part of the identity
+    # (round 2 design pair 21c22c2321bacc9c, after the fix, is a miss this costs)
+    assert not same("python3 -m pylint mytest.py", "python3 -m pylint mytest.py -v -rn")
