@@ -142,7 +142,7 @@ def recommend(
 
 
 def format_calibration(
-    path: Path,
+    path: Path | str,
     similarity: str,
     pairs: Sequence[LabelledPair],
     rows: Sequence[ThresholdRow],
@@ -188,7 +188,7 @@ def format_categories(
 
 
 def calibrate(
-    path: Path,
+    path: Path | Sequence[Path],
     similarity: str = "semantic",
     *,
     split: str | None = None,
@@ -198,18 +198,21 @@ def calibrate(
     pipeline_source: str = "the default gate.threshold",
 ) -> str:
     """Load the pairs (optionally one split), sweep θ, recommend one, and show per category
-    the figures at the recommended θ and at the pipeline's; the printable text."""
-    pairs = load_pairs(path)
+    the figures at the recommended θ and at the pipeline's; the printable text. Several files
+    are pooled (a benchmark labelled in rounds, each round its own file)."""
+    paths = [path] if isinstance(path, Path) else list(path)
+    pairs = [pair for one in paths for pair in load_pairs(one)]
+    name = " + ".join(str(one) for one in paths)
     if split:
         pairs = [p for p in pairs if p.split == split]
     if not pairs:
-        raise InputError(f"{path}: no labelled pairs" + (f" in split {split!r}" if split else ""))
+        raise InputError(f"{name}: no labelled pairs" + (f" in split {split!r}" if split else ""))
     sim = get_similarity(similarity)
     rows = sweep(sim, pairs, thresholds)
     choice = recommend(
         rows, min_precision, lambda theta: categories_meeting(sim, pairs, theta, min_precision)
     )
-    lines = [format_calibration(path, similarity, pairs, rows, choice), ""]
+    lines = [format_calibration(name, similarity, pairs, rows, choice), ""]
     lines += format_categories(
         sim, pairs, choice.threshold, f"at the recommended θ = {choice.threshold:.2f}"
     )

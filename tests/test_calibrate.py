@@ -125,6 +125,21 @@ def test_calibrate_cli_reports_the_pipelines_theta(tmp_path: Path) -> None:
     assert f"at the pipeline's θ = 0.75 ({config})" in done.stdout
 
 
+def test_calibrate_pools_several_files(tmp_path: Path) -> None:
+    """A benchmark labelled in rounds keeps a file per round; the CLI pools them."""
+    one = _categorised(tmp_path / "r1.jsonl", [("ls -la", "ls -al", True, "list")])
+    two = _categorised(
+        tmp_path / "r2.jsonl",
+        [("cat a.py", "cat b.py", False, "read"), ("git diff", "git diff --stat", False, "vcs")],
+    )
+    done = subprocess.run([*CLI, "calibrate", str(one), str(two)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first == f"{one} + {two}: 3 labelled pairs (1 same, 2 different), similarity semantic"
+    alone = subprocess.run([*CLI, "calibrate", str(two)], capture_output=True, text=True)
+    assert "2 labelled pairs (0 same, 2 different)" in alone.stdout.splitlines()[0]
+
+
 def test_a_bad_row_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_text(

@@ -208,7 +208,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if args.config:
         theta, source = load_config(Path(args.config), []).gate.threshold, args.config
     text = calibrate(
-        Path(args.pairs),
+        [Path(one) for one in args.pairs],
         args.similarity,
         split=args.split,
         min_precision=args.min_precision,

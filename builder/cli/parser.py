@@ -225,7 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
     view.set_defaults(func=handlers.view_command)
 
     cal = _command(sub, "calibrate", "sweep θ on labelled pairs and recommend one")
-    cal.add_argument("pairs", help="labelled pairs JSONL ({a, b, same, reason, ...} per line)")
+    cal.add_argument(
+        "pairs",
+        nargs="+",
+        help="labelled pairs JSONL ({a, b, same, reason, ...} per line); several are pooled",
+    )
     cal.add_argument("--similarity", default="semantic", help="exact | normalized | semantic")
     cal.add_argument("--split", help="only pairs of this split (e.g. holdout)")
     cal.add_argument(
