@@ -1,7 +1,10 @@
 """Assemble the near-miss benchmark (step 3): mined pairs + execution verdicts + hand labels.
 
 Run: `python benchmarks/near_miss_build.py [--out .bench/near_miss]` after
-`near_miss_mine.py` and `near_miss_execute.py`. Writes
+`near_miss_mine.py` and `near_miss_execute.py`. Round 2 (no executions; labels read off the
+runs' logged outputs where they decide, else by hand): `--out .bench/near_miss_r2 --labels
+benchmarks/near_miss_hand_labels_r2_design.tsv benchmarks/near_miss_hand_labels_r2_holdout.tsv
+--target tests/similarity/near_misses/pairs_round2.jsonl`. Writes
 `tests/similarity/near_misses/pairs.jsonl`, one labelled pair a line, in the format of
 `tests/similarity/labelled_pairs.jsonl` (`a`, `b`, `same`, `reason`, `category`, `source`,
 `split`) plus `label_by` (`execution` or `hand`) and, for executed pairs, `execution` (the
@@ -39,13 +42,16 @@ def hand_labels(path: Path = HAND) -> dict[str, tuple[bool, str]]:
     return out
 
 
-def build(out_dir: Path, partial: bool = False) -> list[dict]:
+def build(out_dir: Path, partial: bool = False, labels: list[Path] | None = None) -> list[dict]:
     sample = [json.loads(line) for line in (out_dir / "sample.jsonl").open(encoding="utf-8")]
     executed = {}
-    for line in (out_dir / "executed.jsonl").open(encoding="utf-8"):
+    runs = out_dir / "executed.jsonl"
+    for line in runs.open(encoding="utf-8") if runs.exists() else ():
         row = json.loads(line)
         executed[row["key"]] = row
-    hand = hand_labels()
+    hand: dict[str, tuple[bool, str]] = {}
+    for path in labels or [HAND]:
+        hand |= hand_labels(path)
     rows = []
     missing = []
     for pair in sample:
@@ -60,7 +66,9 @@ def build(out_dir: Path, partial: bool = False) -> list[dict]:
             if label is not None:
                 row["reason"] = f"{label[1]} (executed: {run['why']})"
         elif label is not None:
-            row |= {"same": label[0], "reason": label[1], "label_by": "hand"}
+            # round 2: a label read off the run's own logged outputs says so in its reason
+            by = "log" if label[1].startswith("logged outputs") else "hand"
+            row |= {"same": label[0], "reason": label[1], "label_by": by}
         else:
             missing.append(pair["key"])
             continue
@@ -92,8 +100,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / ".bench" / "near_miss")
     parser.add_argument("--target", type=Path, default=TARGET)
     parser.add_argument("--partial", action="store_true", help="skip pairs not labelled yet")
+    parser.add_argument(
+        "--labels", type=Path, nargs="+", help=f"hand-label files (default {HAND.name})"
+    )
     args = parser.parse_args()
-    rows = build(args.out, args.partial)
+    rows = build(args.out, args.partial, args.labels)
     args.target.parent.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
     args.target.write_text(text, encoding="utf-8")
