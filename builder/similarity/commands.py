@@ -37,6 +37,7 @@ from builder.similarity.invocations import (
 from builder.similarity.normalize import program, resolve, split_flags
 from builder.similarity.writes import echo_key, file_operation_key, submit_key, write_key
 
+_SYSTEM_BIN = ("/usr/bin/", "/bin/")
 _GIT_ALIASES = {"--staged": "--cached", "--patch": "-p", "-u": "-p"}
 _RECURSIVE = frozenset({"-r", "-R", "--recursive"})
 _FIND_ORDERED = frozenset(
@@ -175,6 +176,11 @@ def command_key(cmd: SimpleCommand) -> Key:
         return file_operation_key(cmd, prog)
     handler = _HANDLERS.get(prog)
     key = handler(cmd) if handler is not None else _program_key(cmd, prog)
+    if prog == "python" and cmd.name.startswith(_SYSTEM_BIN):
+        # the distribution's interpreter is not the environment's `python` in the images
+        # agents run in: /usr/bin/python3 cannot import Django (django-15554) and has no
+        # pytest (sympy-12489 and four round-1 design pairs) where `python` has both
+        key = (*key, ("interpreter", cmd.name))
     if key[0] not in ("output", "submit"):
         key = (*key, redirect_key(cmd.redirects, cmd.cwd))
     return key
@@ -183,7 +189,7 @@ def command_key(cmd: SimpleCommand) -> Key:
 def _program_key(cmd: SimpleCommand, prog: str) -> Key:
     name = resolve(cmd.name, cmd.cwd) if "/" in cmd.name else prog
     if name in PYTEST_SCRIPTS:
-        return pytest_run(cmd.args, cmd.cwd)
+        return pytest_run(cmd.args, cmd.cwd, runner=name)
     if name.endswith("runtests.py"):
         return django_runtests(cmd.args)
     return generic_key(cmd, prog)

@@ -1,9 +1,11 @@
 """Keys of commands that run code: `python` (code, module or script) and test runners.
 
 Code is compared as its syntax tree (`code.python_key`), a test run as its selection of
-tests and the options that change what runs or what is shown. pytest, `python -m pytest` and
-sympy's `bin/test` run the same tests on the same selection (sympy-16597:
-`pytest sympy/core/tests/test_assumptions.py` vs `bin/test sympy/core/tests/...`).
+tests and the options that change what runs or what is shown. pytest and `python -m pytest`
+are one runner. sympy's `bin/test` is another: it runs where pytest is not installed, which
+is the case in SWE-bench's sympy images (near-miss round 2, design: in sympy-21847 `pytest f` ends
+in "command not found", in sympy-12489 `/usr/bin/python3 -m pytest f` in "No module named pytest",
+`bin/test f` runs the file's tests), so the runner is part of the key.
 """
 
 from __future__ import annotations
@@ -61,13 +63,18 @@ def python_command(cmd: SimpleCommand) -> Key:
     return ("python", "code", python_key(code, True), opts, paths(args[1:], cmd.cwd))
 
 
-def pytest_run(args: tuple[str, ...], cwd: str | None, opts: frozenset[str] = frozenset()) -> Key:
+def pytest_run(
+    args: tuple[str, ...],
+    cwd: str | None,
+    opts: frozenset[str] = frozenset(),
+    runner: str = "pytest",
+) -> Key:
     """The tests selected (files and node ids resolved) and the options that matter."""
     flags, positional = flags_of("pytest", args, cwd)
     selection = tuple(
         sorted(resolve(p, cwd) if is_path(p.partition("::")[0]) else p for p in positional)
     )
-    return ("test", "pytest", selection, flags, opts)
+    return ("test", runner, selection, flags, opts)
 
 
 def django_runtests(args: tuple[str, ...], opts: frozenset[str] = frozenset()) -> Key:

@@ -100,3 +100,35 @@ def test_pylint_reports_off_restates_the_default() -> None:
     # pylint-6386's bug is that `-v` demands an argument: verbose is part of the identity
     # (round 2 design pair 21c22c2321bacc9c, after the fix, is a miss this costs)
     assert not same("python3 -m pylint mytest.py", "python3 -m pylint mytest.py -v -rn")
+
+
+def test_the_system_interpreter_is_not_the_environments_python() -> None:
+    # django__django-15554 (round 2 design pair 59081d1d7d56d80a): the system python cannot
+    # import Django where the environment's `python` runs the 42 tests
+    assert not same(
+        "/usr/bin/python3 ./tests/runtests.py filtered_relation",
+        "python ./tests/runtests.py filtered_relation",
+    )
+    assert not same("/usr/bin/python3 -m pytest a.py", "python -m pytest a.py")
+    assert not same("/usr/bin/python3 -c 'import django'", "python -c 'import django'")
+    # the environment's own interpreter by path, and python vs python3, are `python`
+    assert same(
+        "python3 ./tests/runtests.py filtered_relation",
+        "python tests/runtests.py filtered_relation",
+    )
+    env_python = "/opt/miniconda3/envs/testbed/bin/python"
+    assert same(f"{env_python} -c 'import django'", "python -c 'import django'")
+
+
+def test_pytest_and_sympys_bin_test_are_two_runners() -> None:
+    # sympy-21847 / sympy-12489 and 19 more pairs: pytest is not installed where bin/test runs
+    assert not same(
+        "pytest sympy/core/tests/test_basic.py", "bin/test sympy/core/tests/test_basic.py"
+    )
+    assert same(
+        "bin/test sympy/core/tests/test_basic.py", "./bin/test sympy/core/tests/test_basic.py"
+    )
+    assert not same(
+        "bin/test sympy/core/tests/test_basic.py", "bin/test sympy/core/tests/test_arit.py"
+    )
+    assert same("pytest a.py -q", "python -m pytest a.py")
