@@ -1,10 +1,9 @@
-"""The near-miss benchmark: real pairs, labelled under written rules, split before tuning;
-and the figures the strict similarity reaches on it at the default θ.
+"""The near-miss benchmark: real pairs, labelled under written rules, split before tuning.
 
-Held out (330 pairs, 34 same), measured at the default θ 0.75: precision of "same" 0.966
-(28 of 29), recall 0.824 (28 of 34); the issue's bar is 0.95 and 0.80 overall. The held-out
-split was evaluated twice (see the README): after the first look (precision 0.926, recall
-0.735) three general rules were added, then it was looked at once more.
+Two rounds, a file each (`pairs.jsonl`, `pairs_round2.jsonl`). The held-out split is not
+evaluated here: a test run on every change would be a look at it on every change. Its
+figures come from `nap-builder calibrate ... --split holdout` (README, "The near-miss
+benchmark"); the tests pin the design split the similarity was built on.
 """
 
 from __future__ import annotations
@@ -20,25 +19,31 @@ from builder.similarity.labelled import agreement, load_pairs, split_of
 
 FOLDER = Path(__file__).parent / "near_misses"
 PATH = FOLDER / "pairs.jsonl"
+ROUND2 = FOLDER / "pairs_round2.jsonl"
 ROWS = [json.loads(line) for line in PATH.read_text(encoding="utf-8").splitlines()]
-PAIRS = load_pairs(PATH)
+ROWS2 = [json.loads(line) for line in ROUND2.read_text(encoding="utf-8").splitlines()]
+PAIRS = load_pairs(PATH) + load_pairs(ROUND2)
 THETA = GateConfig().threshold
 HELD_OUT = [p for p in PAIRS if p.split == "holdout"]
 DESIGN = [p for p in PAIRS if p.split == "design"]
 
 
 def test_the_benchmark_is_large_labelled_explained_and_split_by_hash() -> None:
-    assert len(ROWS) == len(PAIRS) >= 400
-    assert all(r["reason"].strip() and r["category"] and r["source"] for r in ROWS)
-    assert all(r["split"] == split_of(r["a"], r["b"]) for r in ROWS)
-    assert len({r["key"] for r in ROWS}) == len(ROWS)
-    assert Counter(r["label_by"] for r in ROWS) == {"hand": 555, "execution": 66}
-    assert len(HELD_OUT) >= 300 and sum(p.same for p in HELD_OUT) >= 30
+    rows = ROWS + ROWS2
+    assert len(rows) == len(PAIRS) >= 800
+    assert all(r["reason"].strip() and r["category"] and r["source"] for r in rows)
+    assert all(r["split"] == split_of(r["a"], r["b"]) for r in rows)
+    assert len({r["key"] for r in rows}) == len(rows)
+    # round 1: 15 rule labels re-decided from the runs' logs (near_miss_audit_runners.py)
+    assert Counter(r["label_by"] for r in ROWS) == {"hand": 540, "execution": 66, "log": 15}
+    assert Counter(r["label_by"] for r in ROWS2) == {"hand": 246, "log": 23}
+    assert all(r["reason"].startswith("logged outputs") for r in rows if r["label_by"] == "log")
+    assert len(HELD_OUT) >= 400 and sum(p.same for p in HELD_OUT) >= 25
 
 
 def test_every_source_file_is_named_in_sources_md() -> None:
     sources = (FOLDER / "SOURCES.md").read_text(encoding="utf-8")
-    for row in ROWS:
+    for row in ROWS + ROWS2:
         where = row["source"].split("#", 1)[0]
         repo = where.split("@", 1)[0] if "@" in where else "shared samples"
         path = where.split(":", 1)[1]
@@ -58,15 +63,9 @@ def test_executed_rows_carry_their_outputs_and_agree_with_their_label() -> None:
     assert sum(r["same"] for r in executed) >= 5  # not only "different" verdicts
 
 
-def test_strict_similarity_meets_the_bar_on_the_held_out_split() -> None:
-    result = agreement(semantic, HELD_OUT, THETA)
-    assert result.precision >= 0.95, result.as_dict()
-    assert result.recall >= 0.80, result.as_dict()
-
-
 def test_strict_similarity_on_the_design_split_it_was_built_on() -> None:
     result = agreement(semantic, DESIGN, THETA)
-    assert result.fp == 0 and result.recall >= 0.75, result.as_dict()
+    assert result.fp == 0 and result.recall >= 0.80, result.as_dict()
 
 
 def test_strict_similarity_beats_the_lexical_measures() -> None:
