@@ -1,0 +1,110 @@
+"""Draw round 3 of the near-miss benchmark: pairs whose logged outputs agree.
+
+Run: `python benchmarks/near_miss_round3.py` after `near_miss_mine.py --out
+.bench/near_miss_r2 ...` (it reads that pool and the trajectory files it cached).
+
+Rounds 1 and 2 drew near misses by text alone, and 3-10% of them are "same": too few a
+category to measure recall there (0-12 "same" pairs per held-out category). Round 3 draws
+from the pairs of mini-swe-agent runs whose two logged outputs (the message after each
+action) share at least three quarters of their lines, a signal of the environment, not of
+any similarity: the same action shows the same output unless the files changed between,
+while different actions with the same output are the hardest "different" pairs there are.
+Per category up to a quota, at most two pairs a trajectory (all of a category smaller than
+twice its quota), in hash order; the split is the pair's hash as before, fixed here before
+any label. Writes `.bench/near_miss_r3/sample.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+POOL = ROOT / ".bench" / "near_miss_r2" / "pool.jsonl"
+CACHE = ROOT / ".bench" / "near_miss_r2" / "sources"
+OUT = ROOT / ".bench" / "near_miss_r3"
+DONE = [
+    ROOT / "tests" / "similarity" / "near_misses" / n for n in ("pairs.jsonl", "pairs_round2.jsonl")
+]
+QUOTAS = {
+    "read": 45,
+    "search": 45,
+    "python_c": 35,
+    "other": 35,
+    "test": 35,
+    "run": 30,
+    "mixed": 25,
+    "list": 20,
+    "edit": 15,
+    "chain": 15,
+}
+_NUMBERED = re.compile(r"^\s*\d+[:\-\t ]")
+
+
+def lines_of(output: str) -> Counter[str]:
+    """Output lines, line-number prefixes and blank lines aside."""
+    body = re.sub(r"</?output>|<returncode>.*?</returncode>", "", output)
+    return Counter(_NUMBERED.sub("", line).strip() for line in body.splitlines() if line.strip())
+
+
+def shared(a: str, b: str) -> float:
+    la, lb = lines_of(a), lines_of(b)
+    if not la and not lb:
+        return 1.0 if a.strip() == b.strip() else 0.0
+    return sum((la & lb).values()) / max(sum((la | lb).values()), 1)
+
+
+def outputs(row: dict, cache: dict[str, list]) -> tuple[str, str] | None:
+    label, rest = row["source"].split("#", 1)
+    if not label.startswith("gruckion/"):
+        return None
+    first, second = map(int, re.search(r"/m(\d+)-m(\d+)$", rest).groups())
+    path = CACHE / "gruckion+mini-swe-agent" / label.split(":", 1)[1]
+    if str(path) not in cache:
+        cache.clear()
+        cache[str(path)] = json.loads(path.read_text(encoding="utf-8"))["messages"]
+    messages = cache[str(path)]
+    texts = [messages[i + 1].get("content") for i in (first, second)]
+    return (texts[0], texts[1]) if all(isinstance(t, str) for t in texts) else None
+
+
+def main() -> None:
+    done = {json.loads(line)["key"] for path in DONE for line in path.open(encoding="utf-8")}
+    by_cat: dict[str, list[dict]] = defaultdict(list)
+    cache: dict[str, list] = {}
+    rows = [json.loads(line) for line in POOL.open(encoding="utf-8")]
+    rows.sort(key=lambda r: r["source"])  # one trajectory file at a time
+    for row in rows:
+        if row["key"] in done or row["category"] not in QUOTAS:
+            continue
+        pair = outputs(row, cache)
+        if pair is not None and shared(*pair) >= 0.75:
+            by_cat[row["category"]].append(row | {"output_shared": round(shared(*pair), 3)})
+    picked = []
+    for cat, quota in QUOTAS.items():
+        taken: Counter[str] = Counter()
+        cap = 2 if len(by_cat[cat]) >= 2 * quota else quota  # a small category: all of it
+        for row in sorted(by_cat[cat], key=lambda r: r["key"]):
+            traj = row["source"].rsplit("/m", 1)[0]
+            if len([r for r in picked if r["category"] == cat]) >= quota:
+                break
+            if taken[traj] < cap:
+                taken[traj] += 1
+                picked.append(row)
+    OUT.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked)
+    (OUT / "sample.jsonl").write_text(text, encoding="utf-8")
+    counts = Counter((r["category"], r["split"]) for r in picked)
+    print(
+        f"{sum(len(v) for v in by_cat.values())} pairs with agreeing outputs, {len(picked)} drawn"
+    )
+    for cat in QUOTAS:
+        design, held = counts[(cat, "design")], counts[(cat, "holdout")]
+        print(f"{cat:<10}{len(by_cat[cat]):>6}{design:>5}{held:>5}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
