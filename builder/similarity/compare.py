@@ -24,6 +24,7 @@ from builder.errors import ConfigError
 from builder.ingest.formats.base import SHELL_TOOLS
 from builder.similarity.actions import action_units
 from builder.similarity.canonical import Unit
+from builder.similarity.grep_context import context_overlap
 from builder.similarity.normalize import action_key
 from builder.similarity.overlap import range_similarity
 from builder.similarity.records import WHOLE
@@ -68,7 +69,8 @@ def compare_units(xs: tuple[Unit, ...], ys: tuple[Unit, ...]) -> float:
 
 def unit_similarity(x: Unit, y: Unit) -> float:
     if x.key != y.key:
-        return 0.0
+        window = context_overlap(x.key, y.key) if x.view is None and y.view is None else None
+        return window or 0.0
     if x.view is None and y.view is None:
         return 1.0
     return range_similarity(x.view or (WHOLE,), y.view or (WHOLE,))

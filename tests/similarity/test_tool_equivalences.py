@@ -132,3 +132,60 @@ def test_pytest_and_sympys_bin_test_are_two_runners() -> None:
         "bin/test sympy/core/tests/test_basic.py", "bin/test sympy/core/tests/test_arit.py"
     )
     assert same("pytest a.py -q", "python -m pytest a.py")
+
+
+def test_pylint_drops_empty_items_of_its_comma_lists() -> None:
+    # pylint's _splitstrip keeps only non-empty items (a held-out pair of round 1 and one of
+    # round 2, pylint-8898, were missed before this rule)
+    assert same(
+        'pylint --bad-names-rgxs="foo, bar" foo.py', 'pylint --bad-names-rgxs="foo,,bar" foo.py'
+    )
+    assert not same(
+        'pylint --bad-names-rgxs="foo,bar" foo.py', 'pylint --bad-names-rgxs="foo,,baz" foo.py'
+    )
+
+
+def test_sphinx_build_verbosity_is_the_log_only() -> None:
+    build = "cd reproduce_issue && sphinx-build -a -b html . _build/html"
+    assert same(build, build.replace("sphinx-build", "sphinx-build -v"))
+    assert same(build, build.replace("sphinx-build", "sphinx-build -vv"))
+    # another builder, all files or not, quiet (-Q hides the warnings): different
+    assert not same(build, build.replace("-b html", "-b latex"))
+    assert not same(build, build.replace(" -a", ""))
+    assert not same(build, build.replace("sphinx-build", "sphinx-build -Q"))
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # django-11964: `class` after `;` fails before anything runs, however the print is labelled
+        (
+            "python3 -c \"from django.db import models; class C(models.TextChoices): A='a'; "
+            "print(f'{str(C.A)=}')\"",
+            "python3 -c \"from django.db import models; class C(models.TextChoices): A='a'; "
+            "print('str(C.A)=' + str(C.A))\"",
+        ),
+        ("python -c 'import os;  class E: pass'", "python -c 'import os; class E: x = 1'"),
+    ],
+)
+def test_two_one_liners_that_fail_alike_to_parse_print_the_same_error(a: str, b: str) -> None:
+    assert same(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # the same error after other text: another import ran in neither, but the agent
+        # sees its own other line; kept apart (strict)
+        ("python -c 'import os; class E: pass'", "python -c 'import sys; class E: pass'"),
+        # one parses (two lines), the other does not
+        ("python -c 'x = 1; class A: pass'", "python -c 'x = 1\nclass A: pass'"),
+        # code written into a file is compared whole, broken or not
+        (
+            "cat <<'EOF' > a.py\nx = 1; class A: pass\nEOF",
+            "cat <<'EOF' > a.py\nx = 1; class A: y = 2\nEOF",
+        ),
+    ],
+)
+def test_broken_code_that_differs_before_the_error_or_is_not_run(a: str, b: str) -> None:
+    assert not same(a, b)
