@@ -26,6 +26,7 @@ from builder.similarity.flags import shown_flags
 from builder.similarity.heredocs import as_bash_reads
 from builder.similarity.normalize import collapse_ws, program, split_flags
 from builder.similarity.programs import command_features
+from builder.similarity.pythonpath import python_env
 from builder.similarity.records import WHOLE, LineRange, Unit
 
 SETUP = frozenset({"export", "set", "source", ".", "true", ":", "clear", "sleep", "unset"})
@@ -148,34 +149,9 @@ def pipeline_unit(pipe: Pipeline, env: tuple[str, ...]) -> Unit:
     for cmd in commands:
         inner, wrappers, inline = _unwrap(cmd)
         key = command_key(inner)
-        assigned = tuple(sorted(set(without_cwd_path(inner, env + inline))))
+        assigned = tuple(sorted(set(python_env(inner, env + inline))))
         keys.append((*key, wrappers, assigned) if wrappers or assigned else key)
     return Unit(keys[0][0], tuple(keys), view)
-
-
-_CWD_ENTRIES = frozenset({".", "", "./", "$PYTHONPATH", "${PYTHONPATH}"})
-
-
-def without_cwd_path(cmd: SimpleCommand, env: tuple[str, ...]) -> tuple[str, ...]:
-    """The environment without a `PYTHONPATH` that only adds the working directory, where
-    Python puts it first on `sys.path` anyway: for `python -c` and `python -m` (the working
-    directory) and a script in it (the script's directory; the `sys.path` documentation,
-    "The initialization of the sys.path module search path"): `PYTHONPATH=. python3
-    reproduce_issue.py` imports what `python3 reproduce_issue.py` does (django-14672). For
-    `pytest`, `django-admin` (console scripts in bin/) or `tests/runtests.py` it is what makes
-    the checkout importable, and is kept."""
-    if program(cmd.name) != "python" or not cmd.args:
-        return env
-    first = cmd.args[0]
-    if not (first in ("-c", "-m") or (not first.startswith("-") and "/" not in first)):
-        return env
-    out = []
-    for item in env:
-        name, _, value = item.partition("=")
-        if name == "PYTHONPATH" and set(value.split(":")) <= _CWD_ENTRIES:
-            continue
-        out.append(item)
-    return tuple(out)
 
 
 def _assignment(text: str) -> tuple[str, str]:

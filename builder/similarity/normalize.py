@@ -34,7 +34,27 @@ VALUE_FLAGS: dict[str, frozenset[str]] = {
     "awk": frozenset({"-F", "-v", "-f"}),
     "nl": frozenset({"-b", "-w", "-s", "-v", "-i", "-n"}),
     "python": frozenset({"-c", "-m", "-W", "-X"}),
-    "pytest": frozenset({"-k", "-m", "-p", "--tb", "--maxfail", "-o", "--rootdir", "-n"}),
+    # pytest: `-rsx` is `-r sx` (the summary's report chars), not `-r -s -x` (pytest --help)
+    "pytest": frozenset(
+        {
+            "-k",
+            "-m",
+            "-p",
+            "--tb",
+            "--maxfail",
+            "-o",
+            "--rootdir",
+            "-n",
+            "-r",
+            "-W",
+            "-c",
+            "--ignore",
+            "--deselect",
+            "--durations",
+            "--import-mode",
+            "--override-ini",
+        }
+    ),
     "git": frozenset({"-C", "-c", "-n", "-m", "--format", "--pretty", "-U"}),
     "pip": frozenset({"-r", "-c", "-e", "-i", "--index-url"}),
     "xargs": frozenset({"-n", "-I", "-P", "-d", "-L"}),

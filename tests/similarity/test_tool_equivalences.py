@@ -189,3 +189,21 @@ def test_two_one_liners_that_fail_alike_to_parse_print_the_same_error(a: str, b:
 )
 def test_broken_code_that_differs_before_the_error_or_is_not_run(a: str, b: str) -> None:
     assert not same(a, b)
+
+
+def test_pythonpath_spellings_of_one_path() -> None:
+    # django-15554 (round 3 design pair 552f2878850e87f9): inline vs exported, inherited path
+    runtests = "/usr/bin/python3 ./tests/runtests.py filtered_relation"
+    assert same(f"PYTHONPATH=. {runtests}", f"export PYTHONPATH=$PYTHONPATH:.\n{runtests}")
+    assert same(f"PYTHONPATH=./ {runtests}", f"PYTHONPATH=.:. {runtests}")
+    assert not same(f"PYTHONPATH=. {runtests}", f"PYTHONPATH=./src {runtests}")
+    assert not same(f"PYTHONPATH=. {runtests}", f"PYTHONPATH=.:src {runtests}")
+    assert not same(f"PYTHONPATH=. {runtests}", runtests)
+
+
+def test_pytest_report_chars_are_the_value_of_r() -> None:
+    # round 3 design pair 8316a492c0b2b2c5: `-rsx -s` adds -s (no capture) to `-rsx`
+    assert not same("pytest -rsx reproduce_issue.py", "pytest -rsx -s reproduce_issue.py")
+    assert not same("pytest -rsx a.py", "pytest -rX a.py")
+    assert same("pytest -rsx a.py", "pytest -r sx a.py")
+    assert not same("pytest -W ignore a.py", "pytest a.py")
