@@ -1,6 +1,6 @@
 """Draw round 3 of the near-miss benchmark: pairs whose logged outputs agree.
 
-Run: `python benchmarks/near_miss_round3.py` after `near_miss_mine.py --out
+Run: `python benchmarks/near_miss_round3.py [--round 4]` after `near_miss_mine.py --out
 .bench/near_miss_r2 ...` (it reads that pool and the trajectory files it cached).
 
 Rounds 1 and 2 drew near misses by text alone, and 3-10% of them are "same": too few a
@@ -26,9 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 POOL = ROOT / ".bench" / "near_miss_r2" / "pool.jsonl"
 CACHE = ROOT / ".bench" / "near_miss_r2" / "sources"
 OUT = ROOT / ".bench" / "near_miss_r3"
-DONE = [
-    ROOT / "tests" / "similarity" / "near_misses" / n for n in ("pairs.jsonl", "pairs_round2.jsonl")
-]
+BENCH = ROOT / "tests" / "similarity" / "near_misses"
+DONE = [BENCH / n for n in ("pairs.jsonl", "pairs_round2.jsonl")]
+# round 4 (`--round 4`): the categories round 3 left with 2-5 held-out "same" pairs (run,
+# test), from pairs whose outputs share at least a quarter of their lines (round 3 took all
+# above three quarters)
+ROUND4 = {
+    "quotas": {"run": 80, "test": 110},
+    "min_shared": 0.25,
+    "out": ROOT / ".bench" / "near_miss_r4",
+}
 QUOTAS = {
     "read": 45,
     "search": 45,
@@ -72,19 +79,24 @@ def outputs(row: dict, cache: dict[str, list]) -> tuple[str, str] | None:
 
 
 def main() -> None:
-    done = {json.loads(line)["key"] for path in DONE for line in path.open(encoding="utf-8")}
+    round4 = sys.argv[1:] == ["--round", "4"]
+    quotas = ROUND4["quotas"] if round4 else QUOTAS
+    min_shared = ROUND4["min_shared"] if round4 else 0.75
+    out_dir = ROUND4["out"] if round4 else OUT
+    done_files = [*DONE, BENCH / "pairs_round3.jsonl"] if round4 else DONE
+    done = {json.loads(line)["key"] for path in done_files for line in path.open(encoding="utf-8")}
     by_cat: dict[str, list[dict]] = defaultdict(list)
     cache: dict[str, list] = {}
     rows = [json.loads(line) for line in POOL.open(encoding="utf-8")]
     rows.sort(key=lambda r: r["source"])  # one trajectory file at a time
     for row in rows:
-        if row["key"] in done or row["category"] not in QUOTAS:
+        if row["key"] in done or row["category"] not in quotas:
             continue
         pair = outputs(row, cache)
-        if pair is not None and shared(*pair) >= 0.75:
+        if pair is not None and shared(*pair) >= min_shared:
             by_cat[row["category"]].append(row | {"output_shared": round(shared(*pair), 3)})
     picked = []
-    for cat, quota in QUOTAS.items():
+    for cat, quota in quotas.items():
         taken: Counter[str] = Counter()
         cap = 2 if len(by_cat[cat]) >= 2 * quota else quota  # a small category: all of it
         for row in sorted(by_cat[cat], key=lambda r: r["key"]):
@@ -94,14 +106,14 @@ def main() -> None:
             if taken[traj] < cap:
                 taken[traj] += 1
                 picked.append(row)
-    OUT.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked)
-    (OUT / "sample.jsonl").write_text(text, encoding="utf-8")
+    (out_dir / "sample.jsonl").write_text(text, encoding="utf-8")
     counts = Counter((r["category"], r["split"]) for r in picked)
     print(
         f"{sum(len(v) for v in by_cat.values())} pairs with agreeing outputs, {len(picked)} drawn"
     )
-    for cat in QUOTAS:
+    for cat in quotas:
         design, held = counts[(cat, "design")], counts[(cat, "holdout")]
         print(f"{cat:<10}{len(by_cat[cat]):>6}{design:>5}{held:>5}")
 
