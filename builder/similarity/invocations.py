@@ -47,7 +47,8 @@ def python_command(cmd: SimpleCommand) -> Key:
     if args[:1] == ["-c"] and len(args) > 1:
         return ("python", "code", python_key(args[1], True), opts, paths(args[2:], cmd.cwd))
     if args[:1] == ["-m"] and len(args) > 1:
-        module, rest = args[1], tuple(args[2:])
+        # `-m pkg` runs `pkg.__main__` (the `-m` documentation), as `-m pkg.__main__` does
+        module, rest = args[1].removesuffix(".__main__"), tuple(args[2:])
         if module == "pytest":
             return pytest_run(rest, cmd.cwd, opts)
         if module == "pip" and not opts:  # `python -m pip install -e .` is `pip install -e .`

@@ -85,6 +85,24 @@ VALUE_FLAGS: dict[str, frozenset[str]] = {
         ]
     ),
 }
+# long options as their short names, per program (`--verbose` is `-v`: `pylint --help`,
+# `pytest --help`, `grep --help`), so the two spellings of one option compare equal
+LONG_OPTIONS: dict[str, dict[str, str]] = {
+    "pylint": {
+        "--verbose": "-v", "--reports": "-r", "--jobs": "-j", "--disable": "-d",
+        "--enable": "-e", "--errors-only": "-E", "--output-format": "-f", "--score": "-s",
+    },
+    "pytest": {
+        "--exitfirst": "-x", "--capture=no": "-s", "--pythonwarnings": "-W",
+        "--override-ini": "-o", "--config-file": "-c", "--verbose": "-v", "--quiet": "-q",
+    },
+    "grep": {
+        "--ignore-case": "-i", "--recursive": "-r", "--count": "-c", "--invert-match": "-v",
+        "--files-with-matches": "-l", "--word-regexp": "-w", "--extended-regexp": "-E",
+        "--fixed-strings": "-F", "--after-context": "-A", "--before-context": "-B",
+        "--context": "-C", "--regexp": "-e", "--max-count": "-m", "--line-number": "-n",
+    },
+}  # fmt: skip
 _PROGRAM_ALIASES = {"egrep": "grep", "fgrep": "grep", "py.test": "pytest"}
 
 
@@ -140,7 +158,10 @@ def split_flags(prog: str, args: tuple[str, ...]) -> tuple[frozenset[str], tuple
         if prog in ("head", "tail") and re.fullmatch(r"-\d+", arg):
             flags.add(f"-n={arg[1:]}")
         elif arg.startswith("--") and len(arg) > 2:
+            aliases = LONG_OPTIONS.get(prog, {})
+            arg = aliases.get(arg, arg)  # a whole flag (`--capture=no`) first
             name, eq, value = arg.partition("=")
+            name = aliases.get(name, name)
             if not eq and name in values and i < len(args):
                 value, i = args[i], i + 1
                 eq = "="

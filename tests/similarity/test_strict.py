@@ -81,7 +81,6 @@ def test_the_same_code_spelled_differently_is_the_same() -> None:
         "d15ae878f63b3514",  # pylint --ignore=a vs --ignore=.a (old 0.83)
         "365d877e006010c3",  # sphinx-build -E (fresh environment) vs without (old 0.91)
         "287113bf637c9491",  # pytest -rx --runxfail vs without (old 0.92)
-        "0abc95f6148537fd",  # pylint -v, the very option pylint-6386 is about (old 1.0)
         "02288672eb611a80",  # python -u into a file of a server killed after 5 s (old 0.97)
     ],
 )

@@ -90,48 +90,15 @@ def test_pythonpath_that_changes_what_is_importable_is_kept(a: str, b: str) -> N
     assert not same(a, b)
 
 
-def test_pylint_reports_off_restates_the_default() -> None:
+def test_pylint_reports_off_and_verbosity_change_no_message() -> None:
+    # pylint-6386 (design pairs 21c22c2321bacc9c of round 2, 8de6f1e06e132f74 of round 3)
     assert same("pylint a.py --reports=no", "pylint a.py")
     assert same("python3 -m pylint mytest.py -rn", "python3 -m pylint mytest.py")
-    # -r takes a value: `-rn` is not `-r -n`; reports on, errors only, verbose: not the default
+    assert same("python3 -m pylint mytest.py", "python3 -m pylint mytest.py -v -rn")
+    # -r takes a value: `-rn` is not `-r -n`; reports on, errors only: not the default
     assert not same("pylint a.py", "pylint a.py -ry")
     assert not same("pylint a.py", "pylint a.py -E")
     assert not same("pylint a.py -rn", "pylint a.py -d=C0114")
-    # pylint-6386's bug is that `-v` demands an argument: verbose is part of the identity
-    # (round 2 design pair 21c22c2321bacc9c, after the fix, is a miss this costs)
-    assert not same("python3 -m pylint mytest.py", "python3 -m pylint mytest.py -v -rn")
-
-
-def test_the_system_interpreter_is_not_the_environments_python() -> None:
-    # django__django-15554 (round 2 design pair 59081d1d7d56d80a): the system python cannot
-    # import Django where the environment's `python` runs the 42 tests
-    assert not same(
-        "/usr/bin/python3 ./tests/runtests.py filtered_relation",
-        "python ./tests/runtests.py filtered_relation",
-    )
-    assert not same("/usr/bin/python3 -m pytest a.py", "python -m pytest a.py")
-    assert not same("/usr/bin/python3 -c 'import django'", "python -c 'import django'")
-    # the environment's own interpreter by path, and python vs python3, are `python`
-    assert same(
-        "python3 ./tests/runtests.py filtered_relation",
-        "python tests/runtests.py filtered_relation",
-    )
-    env_python = "/opt/miniconda3/envs/testbed/bin/python"
-    assert same(f"{env_python} -c 'import django'", "python -c 'import django'")
-
-
-def test_pytest_and_sympys_bin_test_are_two_runners() -> None:
-    # sympy-21847 / sympy-12489 and 19 more pairs: pytest is not installed where bin/test runs
-    assert not same(
-        "pytest sympy/core/tests/test_basic.py", "bin/test sympy/core/tests/test_basic.py"
-    )
-    assert same(
-        "bin/test sympy/core/tests/test_basic.py", "./bin/test sympy/core/tests/test_basic.py"
-    )
-    assert not same(
-        "bin/test sympy/core/tests/test_basic.py", "bin/test sympy/core/tests/test_arit.py"
-    )
-    assert same("pytest a.py -q", "python -m pytest a.py")
 
 
 def test_pylint_drops_empty_items_of_its_comma_lists() -> None:
@@ -207,3 +174,35 @@ def test_pytest_report_chars_are_the_value_of_r() -> None:
     assert not same("pytest -rsx a.py", "pytest -rX a.py")
     assert same("pytest -rsx a.py", "pytest -r sx a.py")
     assert not same("pytest -W ignore a.py", "pytest a.py")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("python3 -m pylint mytest.py --verbose", "python3 -m pylint mytest.py -v"),
+        ("pylint a.py --disable=C0114", "pylint a.py -d C0114"),
+        ("pytest --exitfirst a.py", "pytest -x a.py"),
+        ("pytest --capture=no a.py", "pytest -s a.py"),
+        ("grep --ignore-case -n foo a.py", "grep -in foo a.py"),
+        ("grep --after-context 5 foo a.py", "grep -A5 foo a.py"),
+        ("python3 -m reproduce_issue.pkg.subpkg", "python3 -m reproduce_issue.pkg.subpkg.__main__"),
+        # verbosity only changes the log (LABELS.md), pylint's too
+        ("python3 -m pylint mytest.py -rn", "python3 -m pylint mytest.py -vrn"),
+    ],
+)
+def test_two_spellings_of_one_option_or_module(a: str, b: str) -> None:
+    assert same(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("pylint a.py --disable=C0114", "pylint a.py -e C0114"),
+        ("pytest --capture=sys a.py", "pytest -s a.py"),
+        ("grep --invert-match foo a.py", "grep -i foo a.py"),
+        ("grep --after-context 5 foo a.py", "grep -B5 foo a.py"),
+        ("python3 -m pkg.sub", "python3 -m pkg.sub.main"),
+    ],
+)
+def test_other_options_stay_apart(a: str, b: str) -> None:
+    assert not same(a, b)
