@@ -1,8 +1,8 @@
 """Agreement of each action similarity with the labelled pairs, and semantic speed.
 
 Run: `.venv/bin/python benchmarks/agreement.py [--threshold 0.75]`. For each table (the
-near-miss benchmark, tests/similarity/near_misses/pairs.jsonl, and the earlier rewrite-based
-tests/similarity/labelled_pairs.jsonl) prints accuracy, precision and recall of "same" per
+near-miss benchmark, tests/similarity/near_misses/pairs*.jsonl, four rounds pooled, and the
+earlier rewrite-based tests/similarity/labelled_pairs.jsonl) prints accuracy, precision and recall of "same" per
 similarity and split, then the held-out figures of `semantic` by category, and writes
 `.bench/agreement.json` with the same figures, the disagreements of `semantic` on the design
 splits (held-out misses are counted, never listed: they must not be used for tuning) and
@@ -23,7 +23,9 @@ from benchmarks.machine import load_1m, write  # noqa: E402
 from builder.similarity.compare import SIMILARITIES, clear_caches  # noqa: E402
 from builder.similarity.labelled import LABELS_PATH, agreement, load_pairs  # noqa: E402
 
-NEAR_MISSES = ROOT / "tests" / "similarity" / "near_misses" / "pairs.jsonl"
+_FOLDER = ROOT / "tests" / "similarity" / "near_misses"
+# the four rounds of the near-miss benchmark, pooled
+NEAR_MISSES = [_FOLDER / "pairs.jsonl", *(_FOLDER / f"pairs_round{n}.jsonl" for n in (2, 3, 4))]
 
 
 def timing(pairs: list, repeats: int = 3) -> dict[str, float]:
@@ -96,8 +98,8 @@ def main() -> None:
     load_before = load_1m()
     report: dict = {"threshold": args.threshold}
     every = []
-    for name, path in (("near_misses", NEAR_MISSES), ("labelled_pairs", LABELS_PATH)):
-        pairs = load_pairs(path)
+    for name, paths in (("near_misses", NEAR_MISSES), ("labelled_pairs", [LABELS_PATH])):
+        pairs = [pair for path in paths for pair in load_pairs(path)]
         every += pairs
         report[name] = table_report(name, pairs, args.threshold)
     report["timing"] = timing(every)
