@@ -2,11 +2,11 @@
 
 Run: `.venv/bin/python benchmarks/agreement.py [--threshold 0.75]`. For each table (the
 near-miss benchmark, tests/similarity/near_misses/pairs*.jsonl, four rounds pooled, and the
-earlier rewrite-based tests/similarity/labelled_pairs.jsonl) prints accuracy, precision and recall of "same" per
-similarity and split, then the held-out figures of `semantic` by category, and writes
-`.bench/agreement.json` with the same figures, the disagreements of `semantic` on the design
-splits (held-out misses are counted, never listed: they must not be used for tuning) and
-microseconds per semantic comparison, cold and cached.
+earlier rewrite-based tests/similarity/labelled_pairs.jsonl) prints accuracy, precision and
+recall of "same" per similarity and split, then the held-out figures of `semantic` by
+category, and writes `.bench/agreement.json` with the same figures, the disagreements of
+`semantic` on the design splits (held-out misses are counted, never listed: they must not be
+used for tuning) and microseconds per semantic comparison, cold and cached.
 """
 
 from __future__ import annotations
