@@ -19,9 +19,14 @@ import argparse
 import csv
 import json
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from near_miss_sources import logged_outputs  # noqa: E402
+
 BENCH = ROOT / "tests" / "similarity" / "near_misses"
 FILES = {
     BENCH / "pairs.jsonl": [ROOT / "benchmarks" / "near_miss_hand_labels.tsv"],
@@ -30,7 +35,6 @@ FILES = {
         ROOT / "benchmarks" / "near_miss_hand_labels_r2_holdout.tsv",
     ],
 }
-CACHES = [ROOT / ".bench" / "near_miss" / "sources", ROOT / ".bench" / "near_miss_r2" / "sources"]
 PYTEST = re.compile(r"(^|[\s/])(pytest|py\.test)\b|-m\s+pytest\b")
 BIN_TEST = re.compile(r"(^|\s)(\./)?bin/test\b")
 NOT_STARTED = re.compile(r"pytest: command not found|No module named '?pytest'?")
@@ -44,19 +48,6 @@ def in_class(row: dict) -> bool:
     )
 
 
-def logged_outputs(source: str) -> tuple[str, str]:
-    """The outputs logged right after the two actions of a pair's source."""
-    label, rest = source.split("#", 1)
-    first, second = map(int, re.search(r"/m(\d+)-m(\d+)$", rest).groups())
-    repo, path = label.split(":", 1)
-    local = repo.split("@")[0].replace("/", "+") + "/" + path
-    for cache in CACHES:
-        if (cache / local).exists():
-            messages = json.loads((cache / local).read_text(encoding="utf-8"))["messages"]
-            return messages[first + 1]["content"], messages[second + 1]["content"]
-    raise SystemExit(f"{local}: not cached; run near_miss_mine.py first")
-
-
 def state(output: str) -> str:
     if NOT_STARTED.search(output):
         return "not started"
@@ -64,7 +55,7 @@ def state(output: str) -> str:
 
 
 def verdict(row: dict) -> tuple[bool, str] | None:
-    sides = [state(out) for out in logged_outputs(row["source"])]
+    sides = [state(str(out)) for out in logged_outputs(row["source"])]
     if "unknown" in sides:
         return None
     if sides[0] == sides[1]:

@@ -16,6 +16,7 @@ any label. Writes `.bench/near_miss_r3/sample.jsonl`.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -23,8 +24,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from near_miss_sources import logged_outputs  # noqa: E402
+
 POOL = ROOT / ".bench" / "near_miss_r2" / "pool.jsonl"
-CACHE = ROOT / ".bench" / "near_miss_r2" / "sources"
 OUT = ROOT / ".bench" / "near_miss_r3"
 BENCH = ROOT / "tests" / "similarity" / "near_misses"
 DONE = [BENCH / n for n in ("pairs.jsonl", "pairs_round2.jsonl")]
@@ -64,55 +68,52 @@ def shared(a: str, b: str) -> float:
     return sum((la & lb).values()) / max(sum((la | lb).values()), 1)
 
 
-def outputs(row: dict, cache: dict[str, list]) -> tuple[str, str] | None:
-    label, rest = row["source"].split("#", 1)
-    if not label.startswith("gruckion/"):
+def outputs(row: dict) -> tuple[str, str] | None:
+    """The two logged outputs of a mini-swe-agent pair (only those logs are read)."""
+    if not row["source"].startswith("gruckion/"):
         return None
-    first, second = map(int, re.search(r"/m(\d+)-m(\d+)$", rest).groups())
-    path = CACHE / "gruckion+mini-swe-agent" / label.split(":", 1)[1]
-    if str(path) not in cache:
-        cache.clear()
-        cache[str(path)] = json.loads(path.read_text(encoding="utf-8"))["messages"]
-    messages = cache[str(path)]
-    texts = [messages[i + 1].get("content") for i in (first, second)]
-    return (texts[0], texts[1]) if all(isinstance(t, str) for t in texts) else None
+    a, b = logged_outputs(row["source"])
+    return (a, b) if isinstance(a, str) and isinstance(b, str) else None
 
 
 def main() -> None:
-    round4 = sys.argv[1:] == ["--round", "4"]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--round", type=int, choices=(3, 4), default=3)
+    round4 = parser.parse_args().round == 4
     quotas = ROUND4["quotas"] if round4 else QUOTAS
     min_shared = ROUND4["min_shared"] if round4 else 0.75
     out_dir = ROUND4["out"] if round4 else OUT
     done_files = [*DONE, BENCH / "pairs_round3.jsonl"] if round4 else DONE
     done = {json.loads(line)["key"] for path in done_files for line in path.open(encoding="utf-8")}
     by_cat: dict[str, list[dict]] = defaultdict(list)
-    cache: dict[str, list] = {}
     rows = [json.loads(line) for line in POOL.open(encoding="utf-8")]
     rows.sort(key=lambda r: r["source"])  # one trajectory file at a time
     for row in rows:
         if row["key"] in done or row["category"] not in quotas:
             continue
-        pair = outputs(row, cache)
-        if pair is not None and shared(*pair) >= min_shared:
-            by_cat[row["category"]].append(row | {"output_shared": round(shared(*pair), 3)})
+        pair = outputs(row)
+        share = shared(*pair) if pair is not None else 0.0
+        if pair is not None and share >= min_shared:
+            by_cat[row["category"]].append(row | {"output_shared": round(share, 3)})
     picked = []
     for cat, quota in quotas.items():
         taken: Counter[str] = Counter()
         cap = 2 if len(by_cat[cat]) >= 2 * quota else quota  # a small category: all of it
+        drawn = 0
         for row in sorted(by_cat[cat], key=lambda r: r["key"]):
-            traj = row["source"].rsplit("/m", 1)[0]
-            if len([r for r in picked if r["category"] == cat]) >= quota:
+            if drawn >= quota:
                 break
+            traj = row["source"].rsplit("/m", 1)[0]
             if taken[traj] < cap:
                 taken[traj] += 1
                 picked.append(row)
+                drawn += 1
     out_dir.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked)
     (out_dir / "sample.jsonl").write_text(text, encoding="utf-8")
     counts = Counter((r["category"], r["split"]) for r in picked)
-    print(
-        f"{sum(len(v) for v in by_cat.values())} pairs with agreeing outputs, {len(picked)} drawn"
-    )
+    found = sum(len(v) for v in by_cat.values())
+    print(f"{found} pairs with agreeing outputs, {len(picked)} drawn")
     for cat in quotas:
         design, held = counts[(cat, "design")], counts[(cat, "holdout")]
         print(f"{cat:<10}{len(by_cat[cat]):>6}{design:>5}{held:>5}")

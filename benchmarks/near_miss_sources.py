@@ -9,10 +9,13 @@ from (tests/similarity/near_misses/SOURCES.md).
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,3 +113,29 @@ def materialise(mirrors: Path, cache: Path) -> Iterator[tuple[str, Path]]:
             yield f"{source.repo}@{source.commit[:12]}:{path}", local
     for name in SHARED_FILES:
         yield f"shared:{name}", SHARED / name
+
+
+# where `near_miss_mine.py` cached the trajectory files it read (one folder per run of it)
+CACHES = (ROOT / ".bench" / "near_miss" / "sources", ROOT / ".bench" / "near_miss_r2" / "sources")
+
+
+@lru_cache(maxsize=2)  # the callers walk pairs sorted by source: one file at a time
+def _messages(path: Path) -> list:
+    return json.loads(path.read_text(encoding="utf-8"))["messages"]
+
+
+def logged_outputs(source: str) -> tuple[object, object]:
+    """The contents of the messages logged right after the two actions of a pair's source
+    (`owner/name@commit:path#trajectory/mA-mB`), read from the miner's cache."""
+    label, rest = source.split("#", 1)
+    match = re.search(r"/m(\d+)-m(\d+)$", rest)
+    if match is None or ":" not in label:
+        raise SystemExit(f"{source}: not a repository source with message indices")
+    repo, path = label.split(":", 1)
+    local = repo.split("@")[0].replace("/", "+") + "/" + path
+    for cache in CACHES:
+        if (cache / local).exists():
+            messages = _messages(cache / local)
+            first, second = (int(i) + 1 for i in match.groups())
+            return messages[first].get("content"), messages[second].get("content")
+    raise SystemExit(f"{local}: not cached; run near_miss_mine.py first")

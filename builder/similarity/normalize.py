@@ -52,7 +52,6 @@ VALUE_FLAGS: dict[str, frozenset[str]] = {
             "--deselect",
             "--durations",
             "--import-mode",
-            "--override-ini",
         }
     ),
     "git": frozenset({"-C", "-c", "-n", "-m", "--format", "--pretty", "-U"}),
@@ -62,7 +61,8 @@ VALUE_FLAGS: dict[str, frozenset[str]] = {
     "cut": frozenset({"-d", "-f", "-c"}),
     "sort": frozenset({"-k", "-t"}),
     "tree": frozenset({"-L", "-I", "-P"}),
-    # pylint's options with a value (`-rn` is `--reports=n`, not `-r -n`; `pylint --help`)
+    # pylint's options with a value (`-rn` is `--reports=n`, not `-r -n`; `pylint --help`);
+    # long names with a short one are aliased to it first (LONG_OPTIONS)
     "pylint": frozenset(
         [
             "-r",
@@ -72,12 +72,6 @@ VALUE_FLAGS: dict[str, frozenset[str]] = {
             "-f",
             "-s",
             "--rcfile",
-            "--disable",
-            "--enable",
-            "--reports",
-            "--jobs",
-            "--output-format",
-            "--score",
             "--ignore",
             "--ignore-paths",
             "--ignore-patterns",
