@@ -1,6 +1,6 @@
 """Draw round 3 of the near-miss benchmark: pairs whose logged outputs agree.
 
-Run: `python benchmarks/near_miss_round3.py [--round 4]` after `near_miss_mine.py --out
+Run: `python benchmarks/near_miss_round3.py [--round 4|5]` after `near_miss_mine.py --out
 .bench/near_miss_r2 ...` (it reads that pool and the trajectory files it cached).
 
 Rounds 1 and 2 drew near misses by text alone, and 3-10% of them are "same": too few a
@@ -29,16 +29,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from near_miss_sources import logged_outputs  # noqa: E402
 
 POOL = ROOT / ".bench" / "near_miss_r2" / "pool.jsonl"
-OUT = ROOT / ".bench" / "near_miss_r3"
 BENCH = ROOT / "tests" / "similarity" / "near_misses"
 DONE = [BENCH / n for n in ("pairs.jsonl", "pairs_round2.jsonl")]
 # round 4 (`--round 4`): the categories round 3 left with 2-5 held-out "same" pairs (run,
 # test), from pairs whose outputs share at least a quarter of their lines (round 3 took all
-# above three quarters)
-ROUND4 = {
-    "quotas": {"run": 80, "test": 110},
-    "min_shared": 0.25,
-    "out": ROOT / ".bench" / "near_miss_r4",
+# above three quarters). Round 5 (`--round 5`): every run and test pair left, whatever its
+# outputs: an agent re-runs the same test after an edit, so the outputs of the same action
+# differ there, and rounds 3-4 left those "same" pairs behind
+LATER_ROUNDS = {
+    4: {"quotas": {"run": 80, "test": 110}, "min_shared": 0.25},
+    5: {"quotas": {"run": 400, "test": 400}, "min_shared": 0.0},
 }
 QUOTAS = {
     "read": 45,
@@ -78,12 +78,13 @@ def outputs(row: dict) -> tuple[str, str] | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--round", type=int, choices=(3, 4), default=3)
-    round4 = parser.parse_args().round == 4
-    quotas = ROUND4["quotas"] if round4 else QUOTAS
-    min_shared = ROUND4["min_shared"] if round4 else 0.75
-    out_dir = ROUND4["out"] if round4 else OUT
-    done_files = [*DONE, BENCH / "pairs_round3.jsonl"] if round4 else DONE
+    parser.add_argument("--round", type=int, choices=(3, 4, 5), default=3)
+    number = parser.parse_args().round
+    later = LATER_ROUNDS.get(number)
+    quotas = later["quotas"] if later else QUOTAS
+    min_shared = later["min_shared"] if later else 0.75
+    out_dir = ROOT / ".bench" / f"near_miss_r{number}"
+    done_files = [*DONE, *(BENCH / f"pairs_round{n}.jsonl" for n in range(3, number))]
     done = {json.loads(line)["key"] for path in done_files for line in path.open(encoding="utf-8")}
     by_cat: dict[str, list[dict]] = defaultdict(list)
     rows = [json.loads(line) for line in POOL.open(encoding="utf-8")]
