@@ -1,7 +1,7 @@
 """Agreement of each action similarity with the labelled pairs, and semantic speed.
 
 Run: `.venv/bin/python benchmarks/agreement.py [--threshold 0.75]`. For each table (the
-near-miss benchmark, tests/similarity/near_misses/pairs*.jsonl, four rounds pooled, and the
+near-miss benchmark, tests/similarity/near_misses/pairs*.jsonl, five rounds pooled, and the
 earlier rewrite-based tests/similarity/labelled_pairs.jsonl) prints accuracy, precision and
 recall of "same" per similarity and split, then the held-out figures of `semantic` by
 category, and writes `.bench/agreement.json` with the same figures, the disagreements of
@@ -24,8 +24,8 @@ from builder.similarity.compare import SIMILARITIES, clear_caches  # noqa: E402
 from builder.similarity.labelled import LABELS_PATH, agreement, load_pairs  # noqa: E402
 
 _FOLDER = ROOT / "tests" / "similarity" / "near_misses"
-# the four rounds of the near-miss benchmark, pooled
-NEAR_MISSES = [_FOLDER / "pairs.jsonl", *(_FOLDER / f"pairs_round{n}.jsonl" for n in (2, 3, 4))]
+# the five rounds of the near-miss benchmark, pooled
+NEAR_MISSES = [_FOLDER / "pairs.jsonl", *(_FOLDER / f"pairs_round{n}.jsonl" for n in (2, 3, 4, 5))]
 
 
 def timing(pairs: list, repeats: int = 3) -> dict[str, float]:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HAND = Path(__file__).resolve().parent / "near_miss_hand_labels.tsv"
+# labels re-decided after a second labeller disagreed: applied over every other label
+ADJUDICATED = Path(__file__).resolve().parent / "near_miss_adjudications.tsv"
 TARGET = ROOT / "tests" / "similarity" / "near_misses" / "pairs.jsonl"
 
 
@@ -42,6 +44,16 @@ def hand_labels(path: Path = HAND) -> dict[str, tuple[bool, str]]:
     return out
 
 
+def adjudicate(row: dict, adjudicated: dict[str, tuple[bool, str]]) -> dict:
+    """The row with its adjudicated label, if it has one, marked `adjudicated` (execution
+    outputs are kept as evidence)."""
+    if row["key"] not in adjudicated:
+        return row
+    same, reason = adjudicated[row["key"]]
+    by = "log" if reason.startswith("logged outputs") else "hand"
+    return row | {"same": same, "reason": reason, "label_by": by, "adjudicated": True}
+
+
 def build(out_dir: Path, partial: bool = False, labels: list[Path] | None = None) -> list[dict]:
     sample = [json.loads(line) for line in (out_dir / "sample.jsonl").open(encoding="utf-8")]
     executed = {}
@@ -52,6 +64,7 @@ def build(out_dir: Path, partial: bool = False, labels: list[Path] | None = None
     hand: dict[str, tuple[bool, str]] = {}
     for path in labels or [HAND]:
         hand |= hand_labels(path)
+    adjudicated = hand_labels(ADJUDICATED)
     rows = []
     missing = []
     for pair in sample:
@@ -81,7 +94,7 @@ def build(out_dir: Path, partial: bool = False, labels: list[Path] | None = None
                 "why": run["why"],
                 "outputs": [_short(run[side]) for side in ("a", "b")],
             }
-        rows.append(row)
+        rows.append(adjudicate(row, adjudicated))
     if missing and not partial:
         raise SystemExit(f"{len(missing)} pairs have no label, e.g. {missing[:5]}")
     return rows

@@ -33,10 +33,10 @@ COSMETIC: dict[str, frozenset[str]] = {
         "mv": "-v",
         "pip": "-q --quiet -v",
         # reports are off unless asked for (pylint docs, "--reports, -r": default False), so
-        # `-rn` restates the default; `-v` adds the "Using config file" line (verbosity only
-        # changes the log, LABELS.md). The cost: pylint-6386's bug is that `-v` demands an
-        # argument, and its held-out pair 0abc95f6148537fd becomes a false "same"
-        "pylint": "-v -r=n -r=no",
+        # `-rn` restates the default. `-v` stays: where it was tried (pylint-6386) whether it
+        # turns verbose mode on is what the run shows, and a `v` in a bundle never does
+        # (normalize.BUNDLE_INERT)
+        "pylint": "-r=n -r=no",
         # sphinx-build -v: "Increase verbosity (loglevel)" (sphinx-build docs), the log only
         "sphinx-build": "-v -vv -vvv",
         "sphinx": "-v -vv -vvv",

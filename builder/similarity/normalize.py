@@ -98,6 +98,12 @@ LONG_OPTIONS: dict[str, dict[str, str]] = {
     },
 }  # fmt: skip
 _PROGRAM_ALIASES = {"egrep": "grep", "fgrep": "grep", "py.test": "pytest"}
+# short options that do nothing inside a bundle: pylint sets verbose mode while preprocessing
+# its arguments, matching only a whole `-v`/`--verbose` (`_preprocess_options`,
+# pylint/config/utils.py), and argparse's `-v` is a `_DoNothingAction`
+# (pylint/lint/base_options.py), so `-vrn` is `-rn`: pylint-6386 logs `-v -rn` verbose and
+# `-vrn` not, with no edit between (round 1 pair 0a28dcb4a407424b, adjudicated)
+BUNDLE_INERT: dict[str, frozenset[str]] = {"pylint": frozenset({"-v"})}
 
 
 def collapse_ws(text: str) -> str:
@@ -161,15 +167,25 @@ def split_flags(prog: str, args: tuple[str, ...]) -> tuple[frozenset[str], tuple
                 eq = "="
             flags.add(f"{name}={value}" if eq else name)
         elif arg.startswith("-") and len(arg) > 1 and not re.fullmatch(r"-\d+(\.\d+)?", arg):
-            i = _bundle(arg, args, i, values, flags)
+            inert = BUNDLE_INERT.get(prog, frozenset()) if len(arg) > 2 else frozenset()
+            i = _bundle(arg, args, i, values, flags, inert)
         else:
             positionals.append(arg)
     return frozenset(flags), tuple(positionals)
 
 
-def _bundle(arg: str, args: tuple[str, ...], i: int, values: frozenset[str], out: set[str]) -> int:
+def _bundle(
+    arg: str,
+    args: tuple[str, ...],
+    i: int,
+    values: frozenset[str],
+    out: set[str],
+    inert: frozenset[str] = frozenset(),
+) -> int:
     for pos, ch in enumerate(arg[1:], start=1):
         flag = "-" + ch
+        if flag in inert:
+            continue
         if flag in values:
             rest = arg[pos + 1 :]
             if rest:

@@ -1,6 +1,6 @@
 """The near-miss benchmark: real pairs, labelled under written rules, split before tuning.
 
-Four rounds, a file each (`pairs.jsonl`, `pairs_round2.jsonl` ... `pairs_round4.jsonl`). The
+Five rounds, a file each (`pairs.jsonl`, `pairs_round2.jsonl` ... `pairs_round5.jsonl`). The
 held-out split is not evaluated here: a test run on every change would be a look at it on
 every change. Its figures come from `nap-builder calibrate ... --split holdout` (README, "The
 near-miss benchmark"); the tests pin the design split the similarity was built on.
@@ -19,7 +19,7 @@ from builder.similarity.labelled import agreement, load_pairs, split_of
 
 FOLDER = Path(__file__).parent / "near_misses"
 PATH = FOLDER / "pairs.jsonl"
-LATER = [FOLDER / f"pairs_round{n}.jsonl" for n in (2, 3, 4)]
+LATER = [FOLDER / f"pairs_round{n}.jsonl" for n in (2, 3, 4, 5)]
 ROWS = [json.loads(line) for line in PATH.read_text(encoding="utf-8").splitlines()]
 LATER_ROWS = [
     [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] for path in LATER
@@ -33,14 +33,21 @@ DESIGN = [p for p in PAIRS if p.split == "design"]
 
 def test_the_benchmark_is_large_labelled_explained_and_split_by_hash() -> None:
     rows = ROWS + ROWS2
-    assert len(rows) == len(PAIRS) >= 1200
+    assert len(rows) == len(PAIRS) >= 1500
     assert all(r["reason"].strip() and r["category"] and r["source"] for r in rows)
     assert all(r["split"] == split_of(r["a"], r["b"]) for r in rows)
     assert len({r["key"] for r in rows}) == len(rows)
-    # round 1: 15 rule labels re-decided from the runs' logs (near_miss_audit_runners.py)
-    assert Counter(r["label_by"] for r in ROWS) == {"hand": 540, "execution": 66, "log": 15}
+    # round 1: 15 rule labels re-decided from the runs' logs (near_miss_audit_runners.py), and
+    # 10 labels of rounds 1-4 adjudicated after a second labeller (near_miss_adjudicate.py)
+    assert Counter(r["label_by"] for r in ROWS) == {"hand": 539, "execution": 65, "log": 17}
     later = [Counter(r["label_by"] for r in rows) for rows in LATER_ROWS]
-    assert later == [{"hand": 246, "log": 23}, {"hand": 142, "log": 61}, {"hand": 154, "log": 14}]
+    assert later == [
+        {"hand": 245, "log": 24},
+        {"hand": 141, "log": 62},
+        {"hand": 150, "log": 18},
+        {"hand": 263, "log": 62},
+    ]
+    assert sum(r.get("adjudicated", False) for r in rows) == 10
     assert all(r["reason"].startswith("logged outputs") for r in rows if r["label_by"] == "log")
     assert len(HELD_OUT) >= 600 and sum(p.same for p in HELD_OUT) >= 60
 
@@ -68,10 +75,11 @@ def test_executed_rows_carry_their_outputs_and_agree_with_their_label() -> None:
 
 
 def test_strict_similarity_on_the_design_split_it_was_built_on() -> None:
-    """637 design pairs: one false "same" (pylint-6386's `-vrn`, which that pylint does not
-    read as verbose), 12 missed (equal only given the files' contents)."""
+    """801 design pairs: no false "same"; 13 missed, pairs equal only given the files or the
+    environment (two greps of other patterns that match the same lines, a script copied under
+    another name, /usr/bin/python3 vs the environment's python where neither has pytest)."""
     result = agreement(semantic, DESIGN, THETA)
-    assert result.precision >= 0.98 and result.recall >= 0.83, result.as_dict()
+    assert result.precision >= 0.99 and result.recall >= 0.82, result.as_dict()
 
 
 def test_strict_similarity_beats_the_lexical_measures() -> None:

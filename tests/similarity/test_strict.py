@@ -214,7 +214,7 @@ def test_printing_the_marker_is_not_submitting_the_diff() -> None:
     [
         ("cat a.py | grep -n 'def '", "grep -n 'def ' a.py"),  # the same lines reach grep
         ("cat a.py | wc -l", "wc -l a.py"),
-        ("python3 -m pylint mytest.py -v -rn", "python3 -m pylint mytest.py -vrn"),  # pylint-6386
+        ("python3 -m pylint mytest.py -v -rn", "python3 -m pylint mytest.py --verbose"),
         ("python -m pip install -e ./", "pip install -e ."),
         ('find . -name "*.py" -path "*x*"', "find . -path '*x*' -name '*.py'"),
         ("git log --oneline -5", "git log --oneline -n 5"),

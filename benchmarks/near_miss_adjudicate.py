@@ -1,0 +1,45 @@
+"""Apply the adjudicated labels (`near_miss_adjudications.tsv`) to the benchmark's pairs files.
+
+Run: `python benchmarks/near_miss_adjudicate.py [--apply]`. Without `--apply` it lists what
+would change. `near_miss_build.py` applies the same file when a round is rebuilt; this
+rewrites the built files in place, since round 1's execution cache is not kept in the repo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from near_miss_build import ADJUDICATED, adjudicate, hand_labels  # noqa: E402
+
+BENCH = ROOT / "tests" / "similarity" / "near_misses"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--apply", action="store_true", help="rewrite the pairs files")
+    args = parser.parse_args()
+    adjudicated = hand_labels(ADJUDICATED)
+    seen = set()
+    for path in sorted(BENCH.glob("pairs*.jsonl")):
+        rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+        out = [adjudicate(row, adjudicated) for row in rows]
+        for old, new in zip(rows, out, strict=True):
+            if old["key"] in adjudicated:
+                seen.add(old["key"])
+            if old != new:
+                print(f"{path.name} {old['key']} ({old['split']}): {old['same']} -> {new['same']}")
+        if args.apply and out != rows:
+            text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in out)
+            path.write_text(text, encoding="utf-8")
+    if missing := sorted(set(adjudicated) - seen):
+        raise SystemExit(f"adjudicated keys in no pairs file: {missing}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Agreement of a second, blind labeller with the near-miss benchmark's labels.
+
+Run: `python benchmarks/near_miss_second_labeller.py [--draw]` (`--draw` writes the sample,
+`.bench/near_miss_second/sample.jsonl`, the pairs as the labeller saw them: no label).
+
+Every split of every round had one labeller, so nothing said how far the labels themselves can
+be trusted. A second labeller relabelled a sample of held-out pairs (every "same" pair of the
+mini-swe-agent runs plus 70 "different" ones, in the order of a hash, mixed so the share of
+"same" gave nothing away) under LABELS.md alone: no earlier label, no similarity. This prints
+raw agreement and Cohen's kappa, the 2x2 table, and every pair the two labellers decide
+differently with both reasons. The similarity is never run here: a disagreement is settled
+from the trajectory, not from what the gate says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from near_miss_build import hand_labels  # noqa: E402
+
+BENCH = ROOT / "tests" / "similarity" / "near_misses"
+LABELS = Path(__file__).resolve().parent / "near_miss_second_labels.tsv"
+ROUNDS = [BENCH / "pairs.jsonl", *(BENCH / f"pairs_round{n}.jsonl" for n in (2, 3, 4))]
+SOURCES = ROOT / ".bench" / "near_miss_r2" / "sources"  # the files near_miss_mine.py cached
+
+
+def _hashed(salt: str, key: str) -> str:
+    return hashlib.sha256((salt + key).encode()).hexdigest()
+
+
+def draw(different: int = 70) -> list[dict]:
+    """Held-out mini-swe-agent pairs of rounds 1-4: every "same", `different` others, mixed."""
+    rows = [
+        json.loads(line)
+        for path in ROUNDS
+        for line in path.open(encoding="utf-8")
+        if '"holdout"' in line
+    ]
+    rows = [r for r in rows if r["split"] == "holdout" and r["source"].startswith("gruckion/")]
+    others = sorted((r for r in rows if not r["same"]), key=lambda r: _hashed("agree", r["key"]))
+    picked = [r for r in rows if r["same"]] + others[:different]
+    out = []
+    for row in sorted(picked, key=lambda r: _hashed("order", r["key"])):
+        repo, rest = row["source"].split("@", 1)
+        path = rest.split(":", 1)[1].split("#")[0]
+        messages = re.search(r"/m(\d+)-m(\d+)$", row["source"])
+        assert messages is not None, row["source"]
+        out.append(
+            {k: row[k] for k in ("key", "category", "a", "b", "source")}
+            | {
+                "local_file": str(SOURCES / repo.replace("/", "+") / path),
+                "message_a": int(messages[1]),
+                "message_b": int(messages[2]),
+            }
+        )
+    return out
+
+
+def kappa(table: Counter[tuple[bool, bool]]) -> float:
+    """Cohen's kappa of a 2x2 table keyed (first label, second label)."""
+    n = sum(table.values())
+    observed = (table[(True, True)] + table[(False, False)]) / n
+    first = (table[(True, True)] + table[(True, False)]) / n
+    second = (table[(True, True)] + table[(False, True)]) / n
+    expected = first * second + (1 - first) * (1 - second)
+    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", type=Path, default=LABELS)
+    parser.add_argument("--draw", action="store_true", help="write the sample to label")
+    args = parser.parse_args()
+    if args.draw:
+        out = ROOT / ".bench" / "near_miss_second" / "sample.jsonl"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        rows = draw()
+        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+        print(f"wrote {len(rows)} pairs to {out}")
+        return
+    second = hand_labels(args.labels)
+    bench = {}
+    for path in sorted(BENCH.glob("pairs*.jsonl")):
+        for line in path.open(encoding="utf-8"):
+            row = json.loads(line)
+            bench[row["key"]] = row
+    missing = [key for key in second if key not in bench]
+    if missing:
+        raise SystemExit(f"{len(missing)} keys of {args.labels} in no pairs file: {missing[:5]}")
+    table: Counter[tuple[bool, bool]] = Counter()
+    by_category: Counter[tuple[str, bool]] = Counter()
+    differ = []
+    for key, (same, reason) in second.items():
+        row = bench[key]
+        table[(row["same"], same)] += 1
+        by_category[(row["category"], row["same"] == same)] += 1
+        if row["same"] != same:
+            differ.append((row, same, reason))
+    n = sum(table.values())
+    agree = table[(True, True)] + table[(False, False)]
+    print(f"{n} pairs relabelled: agreement {agree / n:.3f} ({agree}), kappa {kappa(table):.3f}")
+    print("              second same  second different")
+    for first in (True, False):
+        name = "bench same" if first else "bench different"
+        print(f"{name:<16}{table[(first, True)]:>11}{table[(first, False)]:>18}")
+    for cat in sorted({c for c, _ in by_category}):
+        agreed, differed = by_category[(cat, True)], by_category[(cat, False)]
+        print(f"  {cat:<10} agree {agreed:>3}  differ {differed:>2}")
+    for row, same, reason in differ:
+        print(f"\n{row['key']} ({row['category']}, round file label {row['same']}, second {same})")
+        print(f"  a: {json.dumps(row['a'], ensure_ascii=False)[:200]}")
+        print(f"  b: {json.dumps(row['b'], ensure_ascii=False)[:200]}")
+        print(f"  bench:  {row['reason']}")
+        print(f"  second: {reason}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
