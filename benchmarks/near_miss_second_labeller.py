@@ -1,7 +1,7 @@
 """Agreement of a second, blind labeller with the near-miss benchmark's labels.
 
-Run: `python benchmarks/near_miss_second_labeller.py [--draw]` (`--draw` writes the sample,
-`.bench/near_miss_second/sample.jsonl`, the pairs as the labeller saw them: no label).
+Run: `python benchmarks/near_miss_second_labeller.py [--labels FILE.tsv]`, or `--draw
+rounds1-4|round5` to write a sample as its labeller saw it (no label) to `.bench/near_miss_second`.
 
 Every split of every round had one labeller, so nothing said how far the labels themselves can
 be trusted. A second labeller relabelled a sample of held-out pairs (every "same" pair of the
@@ -29,7 +29,14 @@ from near_miss_build import hand_labels  # noqa: E402
 
 BENCH = ROOT / "tests" / "similarity" / "near_misses"
 LABELS = Path(__file__).resolve().parent / "near_miss_second_labels.tsv"
-ROUNDS = [BENCH / "pairs.jsonl", *(BENCH / f"pairs_round{n}.jsonl" for n in (2, 3, 4))]
+# the samples: rounds 1-4 (every "same" and 70 others), then round 5 (every "same", 40 others)
+SAMPLES = {
+    "rounds1-4": (
+        [BENCH / "pairs.jsonl", *(BENCH / f"pairs_round{n}.jsonl" for n in (2, 3, 4))],
+        70,
+    ),
+    "round5": ([BENCH / "pairs_round5.jsonl"], 40),
+}
 SOURCES = ROOT / ".bench" / "near_miss_r2" / "sources"  # the files near_miss_mine.py cached
 
 
@@ -37,17 +44,25 @@ def _hashed(salt: str, key: str) -> str:
     return hashlib.sha256((salt + key).encode()).hexdigest()
 
 
-def draw(different: int = 70) -> list[dict]:
-    """Held-out mini-swe-agent pairs of rounds 1-4: every "same", `different` others, mixed."""
+def _drawn_same(row: dict) -> bool:
+    """The label the sample was drawn by: before adjudication (every adjudication so far
+    flipped a label its second labeller disputed)."""
+    return row["same"] != row.get("adjudicated", False)
+
+
+def draw(rounds: list[Path], different: int) -> list[dict]:
+    """Held-out mini-swe-agent pairs of `rounds`: every "same", `different` others, mixed."""
     rows = [
         json.loads(line)
-        for path in ROUNDS
+        for path in rounds
         for line in path.open(encoding="utf-8")
         if '"holdout"' in line
     ]
     rows = [r for r in rows if r["split"] == "holdout" and r["source"].startswith("gruckion/")]
-    others = sorted((r for r in rows if not r["same"]), key=lambda r: _hashed("agree", r["key"]))
-    picked = [r for r in rows if r["same"]] + others[:different]
+    others = sorted(
+        (r for r in rows if not _drawn_same(r)), key=lambda r: _hashed("agree", r["key"])
+    )
+    picked = [r for r in rows if _drawn_same(r)] + others[:different]
     out = []
     for row in sorted(picked, key=lambda r: _hashed("order", r["key"])):
         repo, rest = row["source"].split("@", 1)
@@ -78,12 +93,12 @@ def kappa(table: Counter[tuple[bool, bool]]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=Path, default=LABELS)
-    parser.add_argument("--draw", action="store_true", help="write the sample to label")
+    parser.add_argument("--draw", choices=sorted(SAMPLES), help="write that sample to label")
     args = parser.parse_args()
     if args.draw:
-        out = ROOT / ".bench" / "near_miss_second" / "sample.jsonl"
+        out = ROOT / ".bench" / "near_miss_second" / f"{args.draw}.jsonl"
         out.parent.mkdir(parents=True, exist_ok=True)
-        rows = draw()
+        rows = draw(*SAMPLES[args.draw])
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
         print(f"wrote {len(rows)} pairs to {out}")
         return
