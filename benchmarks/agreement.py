@@ -4,7 +4,8 @@ Run: `.venv/bin/python benchmarks/agreement.py [--threshold 0.75]`. For each tab
 near-miss benchmark, tests/similarity/near_misses/pairs*.jsonl, five rounds pooled, and the
 earlier rewrite-based tests/similarity/labelled_pairs.jsonl) prints accuracy, precision and
 recall of "same" per similarity and split, then the held-out figures of `semantic` by
-category, and writes `.bench/agreement.json` with the same figures, the disagreements of
+category and, where the miner's pool is present, how many of the 10,064 mined near misses it
+calls "same", and writes `.bench/agreement.json` with the same figures, the disagreements of
 `semantic` on the design splits (held-out misses are counted, never listed: they must not be
 used for tuning) and microseconds per semantic comparison, cold and cached.
 """
@@ -12,6 +13,7 @@ used for tuning) and microseconds per semantic comparison, cold and cached.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -21,11 +23,29 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.machine import load_1m, write  # noqa: E402
 from builder.similarity.compare import SIMILARITIES, clear_caches  # noqa: E402
-from builder.similarity.labelled import LABELS_PATH, agreement, load_pairs  # noqa: E402
+from builder.similarity.labelled import LABELS_PATH, agreement, load_pairs, to_action  # noqa: E402
 
 _FOLDER = ROOT / "tests" / "similarity" / "near_misses"
 # the five rounds of the near-miss benchmark, pooled
 NEAR_MISSES = [_FOLDER / "pairs.jsonl", *(_FOLDER / f"pairs_round{n}.jsonl" for n in (2, 3, 4, 5))]
+
+
+# every near miss the miner found (`near_miss_mine.py --out .bench/near_miss_r2`), unlabelled
+POOL = ROOT / ".bench" / "near_miss_r2" / "pool.jsonl"
+
+
+def pool_rate(threshold: float) -> dict | None:
+    """How many of the mined near misses `semantic` calls "same": what a gate change does to
+    the candidates a capable agent's near misses would be. None without the miner's pool."""
+    if not POOL.exists():
+        return None
+    sem, total, same = SIMILARITIES["semantic"], 0, 0
+    with POOL.open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            total += 1
+            same += sem(to_action(row["a"]), to_action(row["b"])) >= threshold
+    return {"pairs": total, "same": same, "share": round(same / max(total, 1), 4)}
 
 
 def timing(pairs: list, repeats: int = 3) -> dict[str, float]:
@@ -103,6 +123,11 @@ def main() -> None:
         every += pairs
         report[name] = table_report(name, pairs, args.threshold)
     report["timing"] = timing(every)
+    report["pool"] = pool_rate(args.threshold)
+    if report["pool"]:
+        pool = report["pool"]
+        share = f"{pool['same']} of {pool['pairs']} ({pool['share']:.2%})"
+        print(f"mined near misses called same: {share}")
     print(f"semantic: {report['timing']}")
     print(f"wrote {write('agreement', report, load_before)}")
 
