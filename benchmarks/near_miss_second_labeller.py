@@ -7,8 +7,9 @@ Every split of every round had one labeller, so nothing said how far the labels 
 be trusted. A second labeller relabelled a sample of held-out pairs (every "same" pair of the
 mini-swe-agent runs plus 70 "different" ones, in the order of a hash, mixed so the share of
 "same" gave nothing away) under LABELS.md alone: no earlier label, no similarity. This prints
-raw agreement and Cohen's kappa, the 2x2 table, and every pair the two labellers decide
-differently with both reasons. The similarity is never run here: a disagreement is settled
+raw agreement and Cohen's kappa against the first labels (before adjudication), the 2x2
+table, and every pair the two labellers decide differently with both reasons and the label
+it has now. The similarity is never run here: a disagreement is settled
 from the trajectory, not from what the gate says.
 """
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from near_miss_build import hand_labels  # noqa: E402
+from near_miss_sources import cached_file  # noqa: E402
 
 BENCH = ROOT / "tests" / "similarity" / "near_misses"
 LABELS = Path(__file__).resolve().parent / "near_miss_second_labels.tsv"
@@ -37,16 +38,15 @@ SAMPLES = {
     ),
     "round5": ([BENCH / "pairs_round5.jsonl"], 40),
 }
-SOURCES = ROOT / ".bench" / "near_miss_r2" / "sources"  # the files near_miss_mine.py cached
 
 
 def _hashed(salt: str, key: str) -> str:
     return hashlib.sha256((salt + key).encode()).hexdigest()
 
 
-def _drawn_same(row: dict) -> bool:
-    """The label the sample was drawn by: before adjudication (every adjudication so far
-    flipped a label its second labeller disputed)."""
+def first_label(row: dict) -> bool:
+    """The first labeller's label, before adjudication (every adjudication so far flipped a
+    label its second labeller disputed): what a sample was drawn by and is compared with."""
     return row["same"] != row.get("adjudicated", False)
 
 
@@ -60,22 +60,15 @@ def draw(rounds: list[Path], different: int) -> list[dict]:
     ]
     rows = [r for r in rows if r["split"] == "holdout" and r["source"].startswith("gruckion/")]
     others = sorted(
-        (r for r in rows if not _drawn_same(r)), key=lambda r: _hashed("agree", r["key"])
+        (r for r in rows if not first_label(r)), key=lambda r: _hashed("agree", r["key"])
     )
-    picked = [r for r in rows if _drawn_same(r)] + others[:different]
+    picked = [r for r in rows if first_label(r)] + others[:different]
     out = []
     for row in sorted(picked, key=lambda r: _hashed("order", r["key"])):
-        repo, rest = row["source"].split("@", 1)
-        path = rest.split(":", 1)[1].split("#")[0]
-        messages = re.search(r"/m(\d+)-m(\d+)$", row["source"])
-        assert messages is not None, row["source"]
+        path, first, second = cached_file(row["source"])
         out.append(
             {k: row[k] for k in ("key", "category", "a", "b", "source")}
-            | {
-                "local_file": str(SOURCES / repo.replace("/", "+") / path),
-                "message_a": int(messages[1]),
-                "message_b": int(messages[2]),
-            }
+            | {"local_file": str(path), "message_a": first, "message_b": second}
         )
     return out
 
@@ -116,25 +109,29 @@ def main() -> None:
     differ = []
     for key, (same, reason) in second.items():
         row = bench[key]
-        table[(row["same"], same)] += 1
-        by_category[(row["category"], row["same"] == same)] += 1
-        if row["same"] != same:
+        first = first_label(row)
+        table[(first, same)] += 1
+        by_category[(row["category"], first == same)] += 1
+        if first != same:
             differ.append((row, same, reason))
     n = sum(table.values())
     agree = table[(True, True)] + table[(False, False)]
     print(f"{n} pairs relabelled: agreement {agree / n:.3f} ({agree}), kappa {kappa(table):.3f}")
+    settled = sum(row["same"] == same for row, same, _ in differ)
+    print(f"{len(differ)} disagreements, {settled} settled for the second labeller (adjudicated)")
     print("              second same  second different")
     for first in (True, False):
-        name = "bench same" if first else "bench different"
+        name = "first same" if first else "first different"
         print(f"{name:<16}{table[(first, True)]:>11}{table[(first, False)]:>18}")
     for cat in sorted({c for c, _ in by_category}):
         agreed, differed = by_category[(cat, True)], by_category[(cat, False)]
         print(f"  {cat:<10} agree {agreed:>3}  differ {differed:>2}")
     for row, same, reason in differ:
-        print(f"\n{row['key']} ({row['category']}, round file label {row['same']}, second {same})")
+        labels = f"first {first_label(row)}, second {same}, now {row['same']}"
+        print(f"\n{row['key']} ({row['category']}: {labels})")
         print(f"  a: {json.dumps(row['a'], ensure_ascii=False)[:200]}")
         print(f"  b: {json.dumps(row['b'], ensure_ascii=False)[:200]}")
-        print(f"  bench:  {row['reason']}")
+        print(f"  now:    {row['reason']}")
         print(f"  second: {reason}")
 
 

@@ -124,10 +124,10 @@ def _messages(path: Path) -> list:
     return json.loads(path.read_text(encoding="utf-8"))["messages"]
 
 
-def logged_outputs(source: str) -> tuple[object, object]:
-    """The contents of the messages logged right after the two actions of a pair's source
-    (`owner/name@commit:path#trajectory/mA-mB`), read from the miner's cache."""
-    label, rest = source.split("#", 1)
+def cached_file(source: str) -> tuple[Path, int, int]:
+    """The miner's cached copy of a pair's trajectory file and the indices of the two
+    actions' messages, from its `source` (`owner/name@commit:path#trajectory/mA-mB`)."""
+    label, _, rest = source.partition("#")
     match = re.search(r"/m(\d+)-m(\d+)$", rest)
     if match is None or ":" not in label:
         raise SystemExit(f"{source}: not a repository source with message indices")
@@ -135,7 +135,12 @@ def logged_outputs(source: str) -> tuple[object, object]:
     local = repo.split("@")[0].replace("/", "+") + "/" + path
     for cache in CACHES:
         if (cache / local).exists():
-            messages = _messages(cache / local)
-            first, second = (int(i) + 1 for i in match.groups())
-            return messages[first].get("content"), messages[second].get("content")
+            return cache / local, int(match[1]), int(match[2])
     raise SystemExit(f"{local}: not cached; run near_miss_mine.py first")
+
+
+def logged_outputs(source: str) -> tuple[object, object]:
+    """The contents of the messages logged right after the two actions of a pair's source."""
+    path, first, second = cached_file(source)
+    messages = _messages(path)
+    return messages[first + 1].get("content"), messages[second + 1].get("content")
