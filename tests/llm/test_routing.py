@@ -12,7 +12,7 @@ from builder.llm.factory import build_clients
 from builder.llm.limits import RetryPolicy
 from builder.llm.openai_provider import OpenAIProvider
 from builder.llm.protocol import ChatRequest
-from builder.llm.routing import RoutedProvider
+from builder.llm.routing import RoutedProvider, ranking, step_key
 from schemas.trajectories import Message
 from tests.llm.servers import FakeAPIServer
 
@@ -43,17 +43,23 @@ async def send_all(client: LLMClient, requests: list[ChatRequest]) -> None:
 
 
 def test_steps_spread_over_endpoints_and_each_step_sticks_to_one() -> None:
+    # the spread hangs on the servers' random ports (rendezvous hashing of step and URL): with
+    # 60 steps a replica with fewer than 3 is a 1e-8 event (24 steps failed ~1.5% of runs)
+    steps = 60
     with FakeAPIServer() as a, FakeAPIServer() as b, FakeAPIServer() as c:
         servers = [a, b, c]
         routed = RoutedProvider([OpenAIProvider("m", base_url=s.base_url) for s in servers])
         client = LLMClient(routed)
-        requests = [r for step in range(24) for r in step_requests(step, 3)]
+        requests = [r for step in range(steps) for r in step_requests(step, 3)]
         asyncio.run(send_all(client, requests))
         per_server = [Counter(prefix_of(body) for body in s.requests) for s in servers]
     # a transient error takes a replica out of rotation and moves its steps: say so first
     assert not client.usage.total().errors, client.usage.total().errors
-    assert sum(sum(c.values()) for c in per_server) == 72
+    assert sum(sum(c.values()) for c in per_server) == 3 * steps
     assert all(len(c) >= 3 for c in per_server), per_server  # every replica serves several
+    for step in range(steps):  # each step on the replica that ranks first for it
+        first = ranking(step_key(step_requests(step, 1)[0]), routed.urls)[0]
+        assert per_server[first][f"task of step {step}"] == 3, step
     for counts in per_server:
         assert set(counts.values()) == {3}  # a step's 3 requests all went to one replica
     steps = [set(c) for c in per_server]
