@@ -151,10 +151,13 @@ def pair_key(a: Spec, b: Spec) -> str:
     return hashlib.sha256("\n".join(sides).encode()).hexdigest()
 
 
-def mine(mirrors: Path, cache: Path, window: int, min_ratio: float, max_chars: int) -> list[dict]:
+def mine(
+    mirrors: Path, cache: Path, window: int, min_ratio: float, max_chars: int, **sources
+) -> list[dict]:
+    """Every near miss of the sources (`materialise`'s, or those passed as `repos`/`shared`)."""
     rows: list[dict] = []
     seen: set[str] = set()
-    for label, path in materialise(mirrors, cache):
+    for label, path in materialise(mirrors, cache, **sources):
         source = Source(path)
         try:
             adapter = detect(source)

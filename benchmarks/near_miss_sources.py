@@ -71,6 +71,18 @@ REPOS = (
         "OpenHands SDK (events)",
     ),
 )
+# round 6: a source found after rounds 1-5 were drawn, kept apart so their draws do not change.
+# OpenHands' CodeAct agent on three Multi-SWE-bench tasks (ponylang/ponyc, C): the first
+# near misses of another harness and another language than the mini-swe-agent Python runs.
+# MIT outside enterprise/ (the repository's LICENSE).
+REPOS_ROUND6 = (
+    RepoSource(
+        "All-Hands-AI/OpenHands",
+        "156d0686c46aafb0fa9d291da6421fb6f64dddc0",
+        "evaluation/benchmarks/multi_swe_bench/examples/output.jsonl",
+        "OpenHands CodeAct (Multi-SWE-bench, ponylang/ponyc, 3 runs)",
+    ),
+)
 # the shared samples not already covered by a repository above (see their SOURCES.md)
 SHARED_FILES = (
     "openhands-v0/basic.json",
@@ -101,9 +113,14 @@ def repo_files(source: RepoSource, mirrors: Path) -> list[str]:
     return paths
 
 
-def materialise(mirrors: Path, cache: Path) -> Iterator[tuple[str, Path]]:
+def materialise(
+    mirrors: Path,
+    cache: Path,
+    repos: tuple[RepoSource, ...] = REPOS,
+    shared: tuple[str, ...] = SHARED_FILES,
+) -> Iterator[tuple[str, Path]]:
     """(source label `owner/name@commit:path` or `shared:path`, local file) of every file."""
-    for source in REPOS:
+    for source in repos:
         mirror = mirrors / source.repo.replace("/", "+") / "repo"
         for path in repo_files(source, mirrors):
             local = cache / source.repo.replace("/", "+") / path
@@ -111,12 +128,14 @@ def materialise(mirrors: Path, cache: Path) -> Iterator[tuple[str, Path]]:
                 local.parent.mkdir(parents=True, exist_ok=True)
                 local.write_bytes(_git(mirror, "show", f"{source.commit}:{path}"))
             yield f"{source.repo}@{source.commit[:12]}:{path}", local
-    for name in SHARED_FILES:
+    for name in shared:
         yield f"shared:{name}", SHARED / name
 
 
 # where `near_miss_mine.py` cached the trajectory files it read (one folder per run of it)
-CACHES = (ROOT / ".bench" / "near_miss" / "sources", ROOT / ".bench" / "near_miss_r2" / "sources")
+CACHES = tuple(
+    ROOT / ".bench" / name / "sources" for name in ("near_miss", "near_miss_r2", "near_miss_r6")
+)
 
 
 @lru_cache(maxsize=2)  # the callers walk pairs sorted by source: one file at a time
