@@ -19,6 +19,7 @@ import re
 import tokenize
 from functools import lru_cache
 
+from builder.similarity.c_tokens import C_SUFFIXES, c_token_key
 from builder.similarity.heredocs import clean_body
 
 _PY_SUFFIXES = (".py", ".pyi")
@@ -123,17 +124,25 @@ def _unused_import(stmt: ast.stmt, used: set[str]) -> bool:
 
 
 def content_key(text: str, path: str | None = None) -> str:
-    """The key of written content: a syntax tree for a Python file, else its text."""
+    """The key of written content: a syntax tree for a Python file, tokens for C, else its
+    text."""
     if path is not None and path.endswith(_PY_SUFFIXES):
         return python_key(text)
-    return "text:" + text_key(text)
+    return _c_key(text, path) or "text:" + text_key(text)
+
+
+def _c_key(text: str, path: str | None) -> str | None:
+    return c_token_key(clean_body(text)) if path and path.endswith(C_SUFFIXES) else None
 
 
 def fragment_key(text: str, path: str | None = None) -> str:
     """A piece of a file (an edit's old or new text): for Python files its tokens, with
     string literals by value and comments dropped, so `'PixelData'` and `"PixelData"` agree
     while every operator, name and indentation level still counts; for JavaScript and
-    TypeScript its lines without a closing semicolon; else `text_key`."""
+    TypeScript its lines without a closing semicolon; for C and C++ its tokens (`c_tokens`);
+    else `text_key`."""
+    if (key := _c_key(text, path)) is not None:
+        return key
     if path is not None and path.endswith(_JS_SUFFIXES):
         lines = [line.rstrip().removesuffix(";").rstrip() for line in text.split("\n")]
         return "js:" + text_key("\n".join(lines))
