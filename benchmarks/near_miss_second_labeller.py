@@ -1,7 +1,9 @@
 """Agreement of a second, blind labeller with the near-miss benchmark's labels.
 
 Run: `python benchmarks/near_miss_second_labeller.py [--labels FILE.tsv]`, or `--draw
-rounds1-4|round5` to write a sample as its labeller saw it (no label) to `.bench/near_miss_second`.
+rounds1-4|round5|round6` to write a sample as its labeller saw it (no label) to
+`.bench/near_miss_second` (round 6 with the messages around each pair, `round6.md`, as its
+first labellers had them).
 
 Every split of every round had one labeller, so nothing said how far the labels themselves can
 be trusted. A second labeller relabelled a sample of held-out pairs (every "same" pair of the
@@ -26,17 +28,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from near_miss_build import hand_labels  # noqa: E402
+from near_miss_round6 import OUT as R6  # noqa: E402
+from near_miss_round6 import context  # noqa: E402
 from near_miss_sources import cached_file  # noqa: E402
 
 BENCH = ROOT / "tests" / "similarity" / "near_misses"
 LABELS = Path(__file__).resolve().parent / "near_miss_second_labels.tsv"
-# the samples: rounds 1-4 (every "same" and 70 others), then round 5 (every "same", 40 others)
+CACHE_R6 = R6 / "sources"
+# the samples: rounds 1-4 (every "same" and 70 others), round 5 (every "same", 40 others) of
+# the mini-swe-agent runs, and round 6 (every "same", 27 others) of the OpenHands runs
 SAMPLES = {
     "rounds1-4": (
         [BENCH / "pairs.jsonl", *(BENCH / f"pairs_round{n}.jsonl" for n in (2, 3, 4))],
         70,
+        "gruckion/",
     ),
-    "round5": ([BENCH / "pairs_round5.jsonl"], 40),
+    "round5": ([BENCH / "pairs_round5.jsonl"], 40, "gruckion/"),
+    "round6": ([BENCH / "pairs_round6.jsonl"], 27, "All-Hands-AI/"),
 }
 
 
@@ -50,15 +58,15 @@ def first_label(row: dict) -> bool:
     return row["same"] != row.get("adjudicated", False)
 
 
-def draw(rounds: list[Path], different: int) -> list[dict]:
-    """Held-out mini-swe-agent pairs of `rounds`: every "same", `different` others, mixed."""
+def draw(rounds: list[Path], different: int, source: str) -> list[dict]:
+    """Held-out pairs of `rounds` from `source`: every "same", `different` others, mixed."""
     rows = [
         json.loads(line)
         for path in rounds
         for line in path.open(encoding="utf-8")
         if '"holdout"' in line
     ]
-    rows = [r for r in rows if r["split"] == "holdout" and r["source"].startswith("gruckion/")]
+    rows = [r for r in rows if r["split"] == "holdout" and r["source"].startswith(source)]
     others = sorted(
         (r for r in rows if not first_label(r)), key=lambda r: _hashed("agree", r["key"])
     )
@@ -94,6 +102,9 @@ def main() -> None:
         rows = draw(*SAMPLES[args.draw])
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
         print(f"wrote {len(rows)} pairs to {out}")
+        if args.draw == "round6":
+            text = context([r | {"split": "holdout"} for r in rows], CACHE_R6)
+            out.with_suffix(".md").write_text(text, encoding="utf-8")
         return
     second = hand_labels(args.labels)
     bench = {}
