@@ -169,10 +169,12 @@ def format_calibration(
 def format_categories(
     sim: Similarity, pairs: Sequence[LabelledPair], theta: float, title: str
 ) -> list[str]:
-    """Precision and recall of "same" per category at θ (and overall)."""
+    """Precision and recall of "same" per category at θ (and overall), each with its 95%
+    Wilson interval: a category's figure often rests on a handful of "same" pairs."""
     lines = [
-        f"{title}: precision and recall of 'same' per category",
-        f"{'category':<12}{'pairs':>6}{'same':>6}{'precision':>11}{'recall':>8}{'fp':>5}{'fn':>5}",
+        f"{title}: precision and recall of 'same' per category (95% Wilson intervals)",
+        f"{'category':<12}{'pairs':>6}{'same':>6}{'precision':>11}{'recall':>8}{'fp':>5}{'fn':>5}"
+        f"{'precision 95%':>16}{'recall 95%':>13}",
     ]
     rows = list(by_category(sim, pairs, theta).items())
     whole = confusion([(sim(p.a, p.b), p.same) for p in pairs], theta)
@@ -181,10 +183,17 @@ def format_categories(
         precision = f"{r.precision:.3f}" if r.tp + r.fp else "-"
         recall = f"{r.recall:.3f}" if same else "-"
         small = "" if n >= MIN_CATEGORY or name == "all" else f"  (fewer than {MIN_CATEGORY})"
+        p_ci = _interval(r.precision_interval) if r.tp + r.fp else "-"
+        r_ci = _interval(r.recall_interval) if same else "-"
         lines.append(
-            f"{name:<12}{n:>6}{same:>6}{precision:>11}{recall:>8}{r.fp:>5}{r.fn:>5}{small}"
+            f"{name:<12}{n:>6}{same:>6}{precision:>11}{recall:>8}{r.fp:>5}{r.fn:>5}"
+            f"{p_ci:>16}{r_ci:>13}{small}"
         )
     return lines
+
+
+def _interval(bounds: tuple[float, float]) -> str:
+    return f"{bounds[0]:.2f}-{bounds[1]:.2f}"
 
 
 def calibrate(

@@ -110,6 +110,7 @@ def test_calibrate_prints_the_table_the_recommendation_and_each_category(tmp_pat
     per_category = text.split("at the recommended θ = 0.70", 1)[1].splitlines()
     read = next(line.split() for line in per_category if line.startswith("read"))
     assert read[:7] == ["read", "3", "1", "1.000", "1.000", "0", "0"]
+    assert read[7:9] == ["0.21-1.00", "0.21-1.00"]  # 1 of 1: the 95% Wilson interval
     assert "(fewer than 15)" in text
     at_pipeline = text.split("at the pipeline's θ = 0.50", 1)[1]
     assert at_pipeline.startswith(" (the default gate.threshold): precision 0.667, recall 1.000")

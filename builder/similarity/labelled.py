@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,14 @@ class Agreement:
     def recall(self) -> float:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
 
+    @property
+    def precision_interval(self) -> tuple[float, float]:
+        return wilson(self.tp, self.tp + self.fp)
+
+    @property
+    def recall_interval(self) -> tuple[float, float]:
+        return wilson(self.tp, self.tp + self.fn)
+
     def as_dict(self) -> dict[str, float | int]:
         return {
             "tp": self.tp,
@@ -66,6 +75,18 @@ class Agreement:
             "precision": round(self.precision, 4),
             "recall": round(self.recall, 4),
         }
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n (95% at z 1.96): what a precision of 5
+    of 6 can be said to be (0.44 to 0.97), which a bare 0.833 hides. (0, 1) when n is 0."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = k / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def to_action(spec: dict) -> Action:
