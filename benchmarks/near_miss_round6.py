@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from near_miss_mine import mine  # noqa: E402
-from near_miss_sources import REPOS_ROUND6  # noqa: E402
+from near_miss_sources import REPOS_ROUND6, cached_file  # noqa: E402
 
 from builder.ingest.formats import detect  # noqa: E402
 from builder.ingest.formats.source import Source  # noqa: E402
@@ -37,16 +37,13 @@ BENCH = ROOT / "tests" / "similarity" / "near_misses"
 SHOWN = 2500  # characters of each message in context.md
 
 
-def context(rows: list[dict], cache: Path) -> str:
+def context(rows: list[dict]) -> str:
     """Markdown: per pair, the messages from its first action to its second's output."""
     by_file: dict[Path, dict[str, list]] = {}
     out = []
     for row in rows:
-        label, _, rest = row["source"].partition("#")
-        traj_id, _, span = rest.rpartition("/")
-        first, second = (int(m) for m in span.lstrip("m").split("-m"))
-        repo, path = label.split(":", 1)
-        local = cache / repo.split("@")[0].replace("/", "+") / path
+        local, first, second = cached_file(row["source"])
+        traj_id = row["source"].partition("#")[2].rpartition("/")[0]
         if local not in by_file:
             source = Source(local)
             adapter = detect(source)
@@ -74,16 +71,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = parser.parse_args()
-    cache = OUT / "sources"
-    rows = mine(args.mirrors, cache, 10, 0.8, 6000, repos=REPOS_ROUND6, shared=())
-    done = {json.loads(line)["key"] for path in BENCH.glob("pairs*.jsonl") for line in path.open()}
+    rows = mine(args.mirrors, OUT / "sources", 10, 0.8, 6000, repos=REPOS_ROUND6, shared=())
+    earlier = [BENCH / "pairs.jsonl", *(BENCH / f"pairs_round{n}.jsonl" for n in range(2, 6))]
+    done = {json.loads(line)["key"] for path in earlier for line in path.open()}  # rounds 1-5
     rows = sorted((r for r in rows if r["key"] not in done), key=lambda r: r["key"])
     OUT.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     (OUT / "sample.jsonl").write_text(text, encoding="utf-8")
     for split in ("design", "holdout"):  # one file a split: each has its own labeller
         of_split = [r for r in rows if r["split"] == split]
-        (OUT / f"context_{split}.md").write_text(context(of_split, cache), encoding="utf-8")
+        (OUT / f"context_{split}.md").write_text(context(of_split), encoding="utf-8")
     counts = Counter((r["category"], r["split"]) for r in rows)
     print(f"{len(rows)} pairs drawn")
     for cat in sorted({c for c, _ in counts}):

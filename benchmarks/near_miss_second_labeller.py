@@ -28,13 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from near_miss_build import hand_labels  # noqa: E402
-from near_miss_round6 import OUT as R6  # noqa: E402
 from near_miss_round6 import context  # noqa: E402
 from near_miss_sources import cached_file  # noqa: E402
 
 BENCH = ROOT / "tests" / "similarity" / "near_misses"
 LABELS = Path(__file__).resolve().parent / "near_miss_second_labels.tsv"
-CACHE_R6 = R6 / "sources"
 # the samples: rounds 1-4 (every "same" and 70 others), round 5 (every "same", 40 others) of
 # the mini-swe-agent runs, and round 6 (every "same", 27 others) of the OpenHands runs
 SAMPLES = {
@@ -103,7 +101,7 @@ def main() -> None:
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
         print(f"wrote {len(rows)} pairs to {out}")
         if args.draw == "round6":
-            text = context([r | {"split": "holdout"} for r in rows], CACHE_R6)
+            text = context([r | {"split": "holdout"} for r in rows])
             out.with_suffix(".md").write_text(text, encoding="utf-8")
         return
     second = hand_labels(args.labels)

@@ -39,35 +39,35 @@ _PP_LINE = re.compile(r"^[ \t]*(?:#|%:)")
 def c_token_key(text: str) -> str | None:
     """`c:` and the tokens of C/C++ source, or None when it does not lex."""
     out: list[str] = []
-    for line in _logical_lines(text):
-        if _PP_LINE.match(line):
-            out.append("pp:" + " ".join(line.split()))
+    for directive, run in _runs(text):
+        if directive:
+            out.append("pp:" + " ".join(run.split()))
             continue
-        tokens = _tokens(line)
+        tokens = _tokens(run)
         if tokens is None:
             return None
         out.extend(tokens)
     return "c:" + "\x1f".join(out)
 
 
-def _logical_lines(text: str) -> list[str]:
-    """Lines with preprocessor directives whole (continuations joined); the rest of the code
-    as one run between directives, since a comment or literal may span its lines."""
-    runs: list[str] = []
+def _runs(text: str) -> list[tuple[bool, str]]:
+    """(is a directive, text): preprocessor directives whole (continuations joined), and the
+    code between them as one run each, since a comment or literal may span its lines."""
+    runs: list[tuple[bool, str]] = []
     code: list[str] = []
     lines = iter(text.split("\n"))
     for line in lines:
         if _PP_LINE.match(line):
             if code:
-                runs.append("\n".join(code))
+                runs.append((False, "\n".join(code)))
                 code = []
             while line.endswith("\\"):
                 line = line[:-1] + " " + next(lines, "")
-            runs.append(line)
+            runs.append((True, line))
         else:
             code.append(line)
     if code:
-        runs.append("\n".join(code))
+        runs.append((False, "\n".join(code)))
     return runs
 
 
