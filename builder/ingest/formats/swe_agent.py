@@ -8,10 +8,15 @@ included but flagged `is_demo` so that they are replayed and never made into ste
 - 1.x: assistant turns carry OpenAI `tool_calls` (arguments as JSON text); tool turns have
   `role: tool`, `tool_call_ids` (the first becomes `tool_call_id`) and string or
   `[{type: text, text}]` content (the list is kept in `content_parts`).
+- 1.x with `parse_function: {type: xml_function_calling}` (SWE-agent-LM and other SWE-smith
+  models, the runs SWE-bench publishes for them): no tool calls; the thought is followed by one
+  `<function=bash><parameter=command>...</parameter></function>` call in the text, and
+  observations are user messages `OBSERVATION:\n...` (the default `next_step_template`).
 Task: `replay_config.problem_statement.text` (1.x), else the issue in the first non-demo user
 message (the text between `ISSUE:` and `INSTRUCTIONS:` of SWE-agent's template, else the whole
-message). Observations: the `(Open file: ...)\n(Current directory: ...)` trailer that
-SWE-agent appends is the suffix, the rest the payload. Per-step `state` and `execution_time`
+message). Observations: an `OBSERVATION:` line that opens one is the prefix, the
+`(Open file: ...)\n(Current directory: ...)` trailer that SWE-agent appends the suffix, the
+rest the payload. Per-step `state` and `execution_time`
 go to metadata, and so do the run's tool bundles (`tool_groups`), which give a function-calling
 replay its tool schemas (`builder.steps.tool_sets`).
 """
@@ -36,7 +41,11 @@ from builder.ingest.formats.base import (
     tool_call_action,
     trajectory_id,
 )
-from builder.ingest.formats.chat_messages import parse_message, system_prompt
+from builder.ingest.formats.chat_messages import (
+    parse_message,
+    split_marked_observation,
+    system_prompt,
+)
 from builder.ingest.formats.mini_swe_agent import native_id_from_path
 from builder.ingest.formats.source import Source
 from schemas.steps import Action
@@ -151,14 +160,19 @@ class SweAgentAdapter(BaseAdapter):
     def parse_action(self, message: Message) -> list[Action]:
         if message.tool_calls:
             return [tool_call_action(c.name, c.arguments) for c in message.tool_calls]
-        return grammars.swe_agent_command(message.content)
+        # XML calls first: their thought may hold fenced blocks that are not the action
+        return grammars.xml_function_calls(message.content) or grammars.swe_agent_command(
+            message.content
+        )
 
     def split_observation(self, message: Message) -> tuple[str, str, str]:
-        """The `(Open file: ...)(Current directory: ...)bash-$` trailer is envelope, not output."""
-        match = _STATE_TRAILER.search(message.content)
+        """`OBSERVATION:` and the `(Open file: ...)(Current directory: ...)bash-$` trailer are
+        envelope, not output."""
+        prefix, rest, _ = split_marked_observation(message.content)
+        match = _STATE_TRAILER.search(rest)
         if match is None:
-            return "", message.content, ""
-        return "", message.content[: match.start()], message.content[match.start() :]
+            return prefix, rest, ""
+        return prefix, rest[: match.start()], rest[match.start() :]
 
 
 def _tool_groups(replay: dict[str, Any]) -> list[str] | None:

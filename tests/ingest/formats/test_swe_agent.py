@@ -17,6 +17,7 @@ from tests.ingest.formats.common import SAMPLES, observation_count
 
 PYDICOM = SAMPLES / "swe-agent" / "pydicom__pydicom-1458.traj"  # 0.x, one demo message
 MARSHMALLOW = SAMPLES / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"  # 1.x tool calls
+XML_CALLS = Path(__file__).parent / "data" / "swe-agent" / "xml-function-calling.traj"
 
 
 def load_one(path: Path) -> TrajectoryRecord:
@@ -100,6 +101,39 @@ def test_1x_tool_calls_tool_messages_and_replay_config() -> None:
     assert record.messages[7].tool_call_id == call.tool_calls[0].id
     [create] = ADAPTER.parse_action(record.messages[2])
     assert (create.tool, json.loads(create.arguments)) == ("create", {"filename": "reproduce.py"})
+
+
+def test_1x_xml_function_calls_are_the_actions() -> None:
+    """SWE-agent-LM's mode: the call is XML in the text; a fenced block of the thought is not
+    the action, and a turn of two calls is the harness's format error."""
+    record = load_one(XML_CALLS)
+    assert record.harness_version == "1.0.1"
+    [run] = ADAPTER.parse_action(record.messages[2])
+    assert (run.tool, run.command) == ("bash", "python reproduce.py")
+    [edit] = ADAPTER.parse_action(record.messages[4])
+    assert edit.tool == "str_replace_editor" and edit.command is None
+    assert json.loads(edit.arguments) == {
+        "command": "str_replace",
+        "path": "/testbed/units.py",
+        "old_str": "    return value",
+        "new_str": "    return value * factor",
+    }
+    two = ADAPTER.parse_action(record.messages[6])
+    assert len(two) == 2 and ADAPTER.rejected(record.messages[6], two)
+    [submit] = ADAPTER.parse_action(record.messages[8])
+    assert submit.tool == "submit" and not ADAPTER.rejected(record.messages[8], [submit])
+    history = json.loads(XML_CALLS.read_text())["history"]
+    acting = [
+        h for h in history if h["role"] == "assistant" and h["content"].count("<function=") == 1
+    ]
+    assert sum(len(ADAPTER.parse_action(m)) == 1 for m in record.messages) == len(acting) == 3
+
+
+def test_xml_observations_keep_their_marker_as_envelope() -> None:
+    record = load_one(XML_CALLS)
+    assert ADAPTER.split_observation(record.messages[3]) == ("OBSERVATION:\n", "1", "")
+    rejected = record.messages[7]
+    assert ADAPTER.split_observation(rejected) == ("", rejected.content, "")
 
 
 def test_list_content_keeps_its_parts(tmp_path: Path) -> None:
