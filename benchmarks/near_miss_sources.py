@@ -83,6 +83,26 @@ REPOS_ROUND6 = (
         "OpenHands CodeAct (Multi-SWE-bench, ponylang/ponyc, 3 runs)",
     ),
 )
+# round 7: SWE-agent 1.x (XML function calls: bash, str_replace_editor, submit) with two other
+# models on SWE-bench Verified, the runs the SWE-bench team published (SWE-bench/experiments,
+# `verified/20250511_sweagent_lm_32b` and `verified/20250522_sweagent_claude-4-sonnet-20250514`),
+# as copied into a public analysis repository. No licence is stated there, so nothing of it is
+# committed: round 7's pairs are rebuilt from the mirror, only keys and labels are kept.
+# A snapshot lacks files of 4 MiB and more: 332 and 64 of the 500 runs of each can be read.
+ROUND7_COMMIT = "9ecabb67ca553a1c86a7e504c4556772b9443e99"
+REPOS_ROUND7 = tuple(
+    RepoSource(
+        "lgetter/swe-agent-trajectory-analysis",
+        ROUND7_COMMIT,
+        f"{folder}/trajs/*/*.traj",
+        f"SWE-agent 1.x ({model}, SWE-bench Verified)",
+        "none stated (SWE-bench/experiments runs): not committed",
+    )
+    for folder, model in (
+        ("20250511_sweagent_lm_32b", "SWE-agent-LM-32B"),
+        ("20250522_sweagent_claude-4-sonnet-20250514", "Claude 4 Sonnet"),
+    )
+)
 # the shared samples not already covered by a repository above (see their SOURCES.md)
 SHARED_FILES = (
     "openhands-v0/basic.json",
@@ -103,8 +123,13 @@ def repo_files(source: RepoSource, mirrors: Path) -> list[str]:
     mirror = mirrors / source.repo.replace("/", "+") / "repo"
     if not mirror.is_dir():
         raise SystemExit(f"{mirror}: missing; fetch github:{source.repo} first")
-    listing = _git(mirror, "ls-tree", "-r", "--name-only", source.commit).decode().splitlines()
-    paths = sorted(p for p in listing if fnmatch(p, source.pattern))
+    listing = _git(mirror, "ls-tree", "-r", "-l", source.commit).decode().splitlines()
+    entries = [line.split("\t", 1) for line in listing]
+    paths = sorted(path for meta, path in entries if fnmatch(path, source.pattern))
+    absent = {path for meta, path in entries if meta.split()[3] in ("-", "BAD")}
+    if absent & set(paths):  # a snapshot lacks large files: read what it has, and say so
+        print(f"{source.repo}: {len(absent & set(paths))} files absent from the snapshot, skipped")
+        paths = [p for p in paths if p not in absent]
     if source.last_only_in:
         last: dict[str, str] = {}
         for p in paths:
@@ -134,7 +159,8 @@ def materialise(
 
 # where `near_miss_mine.py` cached the trajectory files it read (one folder per run of it)
 CACHES = tuple(
-    ROOT / ".bench" / name / "sources" for name in ("near_miss", "near_miss_r2", "near_miss_r6")
+    ROOT / ".bench" / name / "sources"
+    for name in ("near_miss", "near_miss_r2", "near_miss_r6", "near_miss_r7")
 )
 
 

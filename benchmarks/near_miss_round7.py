@@ -1,0 +1,73 @@
+"""Draw round 7 of the near-miss benchmark: the run and test near misses of two new models.
+
+Run: `python benchmarks/near_miss_round7.py [--mirrors /work/.mirror]` after
+`fetch github:lgetter/swe-agent-trajectory-analysis`. Writes `.bench/near_miss_r7/pool.jsonl`
+(every near miss), `sample.jsonl` (the pairs to label) and, for the labellers,
+`context_{design,holdout}.md` (each pair with the messages from its first action to the output
+of its second, read through the project's own SWE-agent reader).
+
+After round 6, the per-category bar failed only in `run` (precision, 6 held-out "same" pairs)
+and `test` (recall, 8), each on one or two pairs, and every run and test near miss of the
+earlier sources had been labelled (round 5). This round draws them from SWE-agent 1.x runs of
+two other models (SWE-agent-LM-32B, Claude 4 Sonnet) on SWE-bench Verified: another harness
+and other agents than the mini-swe-agent runs the rules were written from. The miner, window
+and ratio are round 1's, at most `--per-trajectory` pairs a run (hash order), and the split is
+the pair's hash, fixed here before any label. Its source states no licence, so its pairs are
+not committed: `near_miss_build.py` writes them to `.bench/near_miss_r7/pairs_round7.jsonl`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from near_miss_mine import mine  # noqa: E402
+from near_miss_round6 import context  # noqa: E402
+from near_miss_sources import REPOS_ROUND7  # noqa: E402
+
+OUT = ROOT / ".bench" / "near_miss_r7"
+CATEGORIES = ("run", "test")
+
+
+def draw(rows: list[dict], per_trajectory: int) -> list[dict]:
+    """The rows of CATEGORIES, at most `per_trajectory` a run, in key (hash) order."""
+    taken: Counter[str] = Counter()
+    out = []
+    for row in sorted(rows, key=lambda r: r["key"]):
+        run = row["source"].rsplit("/m", 1)[0]
+        if row["category"] in CATEGORIES and taken[run] < per_trajectory:
+            taken[run] += 1
+            out.append(row)
+    return sorted(out, key=lambda r: (r["category"], r["key"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--per-trajectory", type=int, default=4)
+    args = parser.parse_args()
+    rows = mine(args.mirrors, OUT / "sources", 10, 0.8, 6000, repos=REPOS_ROUND7, shared=())
+    picked = draw(rows, args.per_trajectory)
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, data in (("pool.jsonl", rows), ("sample.jsonl", picked)):
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data)
+        (OUT / name).write_text(text, encoding="utf-8")
+    for split in ("design", "holdout"):  # one file a split: each has its own labeller
+        of_split = [r for r in picked if r["split"] == split]
+        (OUT / f"context_{split}.md").write_text(context(of_split), encoding="utf-8")
+    pool = Counter(r["category"] for r in rows)
+    counts = Counter((r["category"], r["split"]) for r in picked)
+    print(f"{len(rows)} near misses, {len(picked)} drawn")
+    for cat in sorted(pool):
+        print(f"{cat:<10}{pool[cat]:>7}{counts[(cat, 'design')]:>5}{counts[(cat, 'holdout')]:>5}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
