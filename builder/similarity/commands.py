@@ -30,6 +30,7 @@ from builder.similarity.argv import (
 from builder.similarity.bashparse import SimpleCommand
 from builder.similarity.invocations import (
     PYTEST_SCRIPTS,
+    django_command,
     django_runtests,
     pytest_run,
     python_command,
@@ -192,4 +193,6 @@ def _program_key(cmd: SimpleCommand, prog: str) -> Key:
         return pytest_run(cmd.args, cmd.cwd, runner=name)
     if name.endswith("runtests.py"):
         return django_runtests(cmd.args)
+    if name == "django-admin" or name.endswith("manage.py"):
+        return django_command(name, cmd.args, cmd.cwd)
     return generic_key(cmd, prog)

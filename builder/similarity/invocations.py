@@ -29,6 +29,10 @@ from builder.similarity.normalize import resolve
 
 PYTEST_SCRIPTS = frozenset({"bin/test"})
 _VERBOSITY = re.compile(r"^(-v=?\d|--verbosity(=\d)?|--parallel=\d+)$")
+# Django's command lines declare `-v/--verbosity` with `type=int, choices=[0, 1, 2, 3]`
+# (`tests/runtests.py`; `BaseCommand.create_parser` in django/core/management/base.py)
+_LEVELS = frozenset("0123")
+_GLUED_VERBOSITY = re.compile(r"(?:-v=?|--verbosity=)(.*)")
 
 
 def python_command(cmd: SimpleCommand) -> Key:
@@ -51,6 +55,8 @@ def python_command(cmd: SimpleCommand) -> Key:
         module, rest = args[1].removesuffix(".__main__"), tuple(args[2:])
         if module == "pytest":
             return pytest_run(rest, cmd.cwd, opts)
+        if module == "django":
+            return django_command("-m django", rest, cmd.cwd, opts)
         if module == "pip" and not opts:  # `python -m pip install -e .` is `pip install -e .`
             return generic_key(replace(cmd, name="pip", args=rest), "pip")
         flags, positional = flags_of(module, rest, cmd.cwd)  # the module's own command line
@@ -59,6 +65,8 @@ def python_command(cmd: SimpleCommand) -> Key:
         script = resolve(args[0], cmd.cwd)
         if script.endswith("runtests.py"):
             return django_runtests(tuple(args[1:]), opts)
+        if script.endswith("manage.py"):
+            return django_command(script, tuple(args[1:]), cmd.cwd, opts)
         return ("run", "script", script, opts, paths(args[1:], cmd.cwd), cwd_key(cmd.cwd))
     code = heredoc_text(cmd.heredoc or "", cmd.heredoc_literal)
     return ("python", "code", python_key(code, True), opts, paths(args[1:], cmd.cwd))
@@ -78,9 +86,45 @@ def pytest_run(
     return ("test", runner, selection, flags, opts)
 
 
+def without_verbosity(args: tuple[str, ...]) -> tuple[str, ...] | None:
+    """A Django command line without its verbosity and that option's value (how much is
+    logged, not what runs); None where argparse rejects it: `-v` last or before anything but
+    0-3 prints the usage and exits before a test runs (`runtests.py label -v` vs
+    `--verbosity=2`, near-miss round 7)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg, i = args[i], i + 1
+        if arg in ("-v", "--verbosity"):
+            if i == len(args) or args[i] not in _LEVELS:
+                return None
+            i += 1
+        elif (glued := _GLUED_VERBOSITY.fullmatch(arg)) is not None:
+            if glued[1] not in _LEVELS:
+                return None
+        else:
+            out.append(arg)
+    return tuple(out)
+
+
+def django_command(
+    runner: str, args: tuple[str, ...], cwd: str | None, opts: frozenset[str] = frozenset()
+) -> Key:
+    """`python -m django`, `manage.py`, `django-admin`: the subcommand and its arguments,
+    verbosity aside. The runners stay apart: `manage.py` sets the project's settings."""
+    rest = without_verbosity(args)
+    if rest is None:
+        return ("error", runner, "usage")
+    flags, positional = flags_of("django", rest, cwd)
+    return ("run", runner, opts, flags, paths(positional, cwd), cwd_key(cwd))
+
+
 def django_runtests(args: tuple[str, ...], opts: frozenset[str] = frozenset()) -> Key:
     """Django's `tests/runtests.py`: the test labels, verbosity and parallelism aside."""
-    flags, labels = flags_of("runtests", args)
+    rest = without_verbosity(args)
+    if rest is None:
+        return ("error", "runtests", "usage")
+    flags, labels = flags_of("runtests", rest)
     flags = frozenset(f for f in flags if not _VERBOSITY.match(f))
     labels = tuple(sorted(a for a in labels if not a.isdigit()))  # `-v 2`: a flag's value
     return ("test", "runtests", labels, flags, opts)

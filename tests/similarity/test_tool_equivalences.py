@@ -216,3 +216,38 @@ def test_two_spellings_of_one_option_or_module(a: str, b: str) -> None:
 )
 def test_other_options_stay_apart(a: str, b: str) -> None:
     assert not same(a, b)
+
+
+RUNTESTS = "cd /testbed && python tests/runtests.py db_functions.datetime.test_extract_trunc"
+
+
+def test_django_verbosity_takes_a_value_or_nothing_runs() -> None:
+    # round 7 design pair bdd29ad79a7bfc00 (SWE-agent, django): a bare trailing `-v` is
+    # argparse's usage error (`-v/--verbosity` is `type=int, choices=[0, 1, 2, 3]` in
+    # tests/runtests.py and every management command), so no test runs; with a value it is
+    # only how much is logged
+    assert not same(f"{RUNTESTS} -v", f"{RUNTESTS} --verbosity=2")
+    assert not same(f"{RUNTESTS} -v", RUNTESTS)
+    assert not same(f"{RUNTESTS} -v 4", f"{RUNTESTS} -v 2")  # 4 is not a choice
+    assert not same(f"{RUNTESTS} -v foo.tests", f"{RUNTESTS} foo.tests")
+    assert same(f"{RUNTESTS} -v 2", f"{RUNTESTS} --verbosity=2")
+    assert same(f"{RUNTESTS} -v2", RUNTESTS)
+    assert same(f"{RUNTESTS} --verbosity 3 --parallel 1", RUNTESTS)
+    # two usage errors print the same usage, whatever the labels
+    assert same(f"{RUNTESTS} -v", "python tests/runtests.py other_app -v")
+    assert not same(f"{RUNTESTS} -v 2", "python tests/runtests.py other_app -v 2")
+
+
+def test_django_management_verbosity_is_the_log_only() -> None:
+    # round 7 design pair 15667e913d5e74c3: `python -m django test LABEL` with and without
+    # `-v 2` (the 2 is the option's value, not a second label)
+    test = "cd /testbed && python -m django test admin_views.tests.AdminViewsTests.test_a"
+    assert same(test, f"{test} -v 2")
+    assert same("python manage.py test app -v2", "./manage.py test app")
+    assert same("django-admin test app --verbosity 0", "django-admin test app")
+    assert not same(test, f"{test} -v")  # usage error
+    assert not same(test, f"{test} -v 2 --settings=other")
+    assert not same(test, "cd /testbed && python -m django test admin_views.tests")
+    # other runners: manage.py sets the project's settings, `-m django` does not
+    assert not same("python manage.py test app", "python -m django test app")
+    assert not same("python manage.py test app", "django-admin test app")
