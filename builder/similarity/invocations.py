@@ -25,9 +25,10 @@ from builder.similarity.argv import (
 )
 from builder.similarity.bashparse import SimpleCommand
 from builder.similarity.code import heredoc_text, python_key
-from builder.similarity.normalize import resolve
+from builder.similarity.normalize import resolve, split_flags
 
 PYTEST_SCRIPTS = frozenset({"bin/test"})
+_LISTS_HIDDEN = frozenset({"--fixtures", "--funcargs", "--fixtures-per-test"})
 _VERBOSITY = re.compile(r"^(-v=?\d|--verbosity(=\d)?|--parallel=\d+)$")
 # Django's command lines declare `-v/--verbosity` with `type=int, choices=[0, 1, 2, 3]`
 # (`tests/runtests.py`; `BaseCommand.create_parser` in django/core/management/base.py)
@@ -78,8 +79,13 @@ def pytest_run(
     opts: frozenset[str] = frozenset(),
     runner: str = "pytest",
 ) -> Key:
-    """The tests selected (files and node ids resolved) and the options that matter."""
+    """The tests selected (files and node ids resolved) and the options that matter.
+    Verbosity is the log only, except where it decides what is listed: `--fixtures` shows
+    fixtures with a leading `_` "only with -v" (`pytest --help`; round 7 held-out pair
+    221346146a18e383, a task about a private fixture's name)."""
     flags, positional = flags_of("pytest", args, cwd)
+    if flags & _LISTS_HIDDEN:
+        flags |= split_flags("pytest", args)[0] & {"-v"}  # `-vv` and `--verbose` are `-v`
     selection = tuple(
         sorted(resolve(p, cwd) if is_path(p.partition("::")[0]) else p for p in positional)
     )

@@ -251,3 +251,14 @@ def test_django_management_verbosity_is_the_log_only() -> None:
     # other runners: manage.py sets the project's settings, `-m django` does not
     assert not same("python manage.py test app", "python -m django test app")
     assert not same("python manage.py test app", "django-admin test app")
+
+
+def test_pytest_verbosity_counts_where_it_decides_what_is_listed() -> None:
+    # round 7 held-out pair 221346146a18e383 (pytest-dev, a private fixture's name): with
+    # `--fixtures`, fixtures whose name starts with `_` are listed "only with -v" (pytest --help)
+    fixtures = "cd /testbed && python -m pytest reproduce.py --fixtures"
+    assert not same(fixtures, f"{fixtures} -v")
+    assert not same("pytest a.py --fixtures-per-test", "pytest a.py --fixtures-per-test -v")
+    assert same(f"{fixtures} -vv", f"{fixtures} --verbose")
+    # elsewhere -v is still the log only
+    assert same("python -m pytest reproduce.py -v", "python -m pytest reproduce.py")
