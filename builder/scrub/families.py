@@ -90,6 +90,8 @@ FILE_EXTENSIONS = frozenset(
 _SEGMENT = re.compile(r"[A-Za-z0-9]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = frozenset("0123456789abcdef")
+# a version-4 UUID without its dashes (pip's build directories: `<project>_<uuid4 hex>`)
+_UUID4_HEX = re.compile(r"[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}")
 
 
 def _class(ch: str) -> int:
@@ -132,6 +134,8 @@ def _vendor_vet(subject: str, match: re.Match[str], value: str) -> bool:
     runs = [s for s in segments[1:] if len(s) >= 20]
     if any(run.startswith(_GITHUB_NODE) for run in runs):
         return False
+    if runs and all(_UUID4_HEX.fullmatch(run) for run in runs):
+        return False  # `uuid.uuid4().hex`, an id like the dashed UUIDs above
     # `sqp_<40 hex>`, `dop_v1_<64 hex>`: a digest-shaped run is a token after a short prefix
     short = len(segments) <= 3 and segments[-1] == runs[-1] if runs else False
     return any(random_run(run, hex_digests=short) for run in runs)

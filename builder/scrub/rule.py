@@ -99,6 +99,20 @@ PLACEHOLDER_VALUES = frozenset(
         "string", "example", "your-password", "your_password", "xxx", "value",
     }
 )  # fmt: skip
+# Words of made-up values: `SECRET_KEY='test-secret-key'`, `'fake-key'`, `'dummy'`,
+# `'PASSWORD': 'test_password'` are settings an agent writes for a test run, not credentials
+# (1,329 such values were redacted in 396 SWE-agent runs of SWE-bench Django tasks). A value
+# made only of these words, split at `-`, `_`, `.` and spaces, is a placeholder.
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "test", "testing", "tests", "fake", "dummy", "mock", "example", "sample", "demo",
+        "placeholder", "insecure", "secret", "key", "password", "passwd", "pass", "token",
+        "my", "your", "a", "the", "for", "only", "not", "do", "use", "in", "production",
+        "change", "me", "changeme", "dev", "development", "local", "django", "validation",
+        "xxx", "foo", "bar", "baz", "value", "here", "some", "unit", "tmp", "temp",
+    }
+)  # fmt: skip
+_WORD_SEPARATORS = re.compile(r"[-_. ]+")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # `--password PASSWORD`, `password: str`, `SecretStr`, `getPassword`: words and names, while a
 # random mix of cases (`riXUTdSZZq`) is a password
@@ -113,6 +127,8 @@ def secret_value(value: str) -> bool:
     """An assigned value that is a literal secret, not a reference, placeholder, path or URL."""
     value = value.strip()
     if not value or value.lower() in PLACEHOLDER_VALUES or value[0] in "$%{<[(/.*~!|>&@`":
+        return False
+    if all(w in _PLACEHOLDER_WORDS for w in _WORD_SEPARATORS.split(value.lower()) if w):
         return False
     if value.startswith(PUBLIC_PREFIXES):
         return False

@@ -168,6 +168,10 @@ def _sri(data: bytes) -> str:
     return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
 
 
+def _uuid4_hex() -> str:
+    return uuid.UUID(int=f.RNG.getrandbits(128), version=4).hex
+
+
 def _uuid() -> str:
     return str(uuid.UUID(int=f.RNG.getrandbits(128)))
 
@@ -217,6 +221,13 @@ LOOKALIKES: list[str] = [
     "hf spaces secrets add me/space -s OPENAI_API_KEY=sk-... -s ANTHROPIC_API_KEY=sk-...\n"
     "`--secrets SECRET=value`\n--container-registry-password requires --container-registry\n"
     "provided via the --username and --password options\n",
+    # settings an agent writes for a test run (SWE-agent runs of SWE-bench Django tasks)
+    "settings.configure(\n    DEBUG=True,\n    SECRET_KEY='test-secret-key',\n"
+    "    DATABASES={'default': {'NAME': 'test_db', 'PASSWORD': 'test_password'}},\n)\n"
+    "SECRET_KEY='fake-key'\nSECRET_KEY = 'dummy-key'\nexport SECRET_KEY=dummy\n"
+    "SECRET_KEY='test-key-for-validation-testing'\n",
+    # pip's build directories: `<project>_<uuid4 hex>`
+    f'  File "/tmp/pip-install-251na75k/mysqlclient_{_uuid4_hex()}/setup.py", line 15\n',
     # .env template with placeholders and references
     "DATABASE_URL=postgres://user:${DB_PASSWORD}@localhost/app\nSECRET_KEY=changeme\n"
     "API_TOKEN=$API_TOKEN\nPASSWORD=\nMAX_TOKENS=4096\nAUTH_TYPE=oauth2\nPWD=/home/app\n",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -15,7 +16,7 @@ from schemas.steps import Action, StepRecord
 from schemas.trajectories import TRAJECTORY_SCHEMA, Message, ToolCall, TrajectoryRecord
 from tests.paths import SAMPLES, SHARED
 from tests.scrub.corpus import LOOKALIKES, SEEDED
-from tests.scrub.fakes import ALNUM, UPPER_DIGITS, mixed, rand
+from tests.scrub.fakes import ALNUM, HEX, UPPER_DIGITS, mixed, rand
 
 
 def n_seeded(kind: str) -> int:
@@ -186,6 +187,25 @@ def test_look_alikes_are_left_byte_identical(text: str) -> None:
     scrubber = Scrubber()
     assert scrubber.scrub(text) == text
     assert scrubber.counts == {}
+
+
+def test_made_up_words_spare_only_made_up_values() -> None:
+    """A value of placeholder words is left alone; a word more, a digit or a random run is
+    still a secret (the look-alikes hold the real settings this comes from)."""
+    scrubber = Scrubber()
+    for value in ("test-key-9fK2pQ", "dummy-hunter2", "fake-key-Xq81mZpLr04Tb", "django-s3cr3t"):
+        text = f"SECRET_KEY='{value}'\n"
+        assert value not in scrubber.scrub(text), value
+    assert scrubber.scrub("SECRET_KEY='my-test-secret'\n") == "SECRET_KEY='my-test-secret'\n"
+    # a 32-hex run after a vendor prefix is a token unless it is shaped as a uuid4 (pip's
+    # `<project>_<uuid4 hex>` build directories)
+    run = rand(HEX, 32)
+    token = f"acme_{run[:12]}7{run[13:]}"
+    assert token not in scrubber.scrub(f"token: {token}\n")
+    build_dir = f"mysqlclient_{uuid.UUID(hex=run, version=4).hex}"
+    assert scrubber.scrub(f"cwd: /tmp/pip-install-x/{build_dir}/\n") == (
+        f"cwd: /tmp/pip-install-x/{build_dir}/\n"
+    )
 
 
 def test_real_trajectories_have_no_false_positives() -> None:
