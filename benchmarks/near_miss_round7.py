@@ -1,10 +1,11 @@
-"""Draw round 7 of the near-miss benchmark: the run and test near misses of two new models.
+"""Draw rounds 7 and 8 of the near-miss benchmark: the run and test near misses of two new models.
 
 Run: `python benchmarks/near_miss_round7.py [--mirrors /work/.mirror]` after
 `fetch github:lgetter/swe-agent-trajectory-analysis`. Writes `.bench/near_miss_r7/pool.jsonl`
 (every near miss), `sample.jsonl` (the pairs to label) and, for the labellers,
 `context_{design,holdout}.md` (each pair with the messages from its first action to the output
-of its second, read through the project's own SWE-agent reader).
+of its second, read through the project's own SWE-agent reader). `--round 8` writes the same
+files to `.bench/near_miss_r8/` for every run and test pair round 7 left (its cap per run).
 
 After round 6, the per-category bar failed only in `run` (precision, 6 held-out "same" pairs)
 and `test` (recall, 8), each on one or two pairs, and every run and test near miss of the
@@ -52,16 +53,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--per-trajectory", type=int, default=4)
+    parser.add_argument("--round", type=int, choices=(7, 8), default=7)
     args = parser.parse_args()
     rows = mine(args.mirrors, OUT / "sources", 10, 0.8, 6000, repos=REPOS_ROUND7, shared=())
     picked = draw(rows, args.per_trajectory)
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = OUT
+    if args.round == 8:  # the rest: round 7's cap per run left these out
+        taken = {r["key"] for r in picked}
+        picked = draw([r for r in rows if r["key"] not in taken], len(rows))
+        out = OUT.with_name("near_miss_r8")
+    out.mkdir(parents=True, exist_ok=True)
     for name, data in (("pool.jsonl", rows), ("sample.jsonl", picked)):
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data)
-        (OUT / name).write_text(text, encoding="utf-8")
+        (out / name).write_text(text, encoding="utf-8")
     for split in ("design", "holdout"):  # one file a split: each has its own labeller
         of_split = [r for r in picked if r["split"] == split]
-        (OUT / f"context_{split}.md").write_text(context(of_split), encoding="utf-8")
+        (out / f"context_{split}.md").write_text(context(of_split), encoding="utf-8")
     pool = Counter(r["category"] for r in rows)
     counts = Counter((r["category"], r["split"]) for r in picked)
     print(f"{len(rows)} near misses, {len(picked)} drawn")
