@@ -13,7 +13,7 @@ from builder.ingest.formats.source import Source
 from builder.ingest.formats.swe_agent import ADAPTER
 from schemas.quarantine import QuarantineRecord
 from schemas.trajectories import TrajectoryRecord
-from tests.ingest.formats.common import SAMPLES, observation_count
+from tests.ingest.formats.common import SAMPLES, observation_count, steps_of
 
 PYDICOM = SAMPLES / "swe-agent" / "pydicom__pydicom-1458.traj"  # 0.x, one demo message
 MARSHMALLOW = SAMPLES / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"  # 1.x tool calls
@@ -134,6 +134,25 @@ def test_xml_observations_keep_their_marker_as_envelope() -> None:
     assert ADAPTER.split_observation(record.messages[3]) == ("OBSERVATION:\n", "1", "")
     rejected = record.messages[7]
     assert ADAPTER.split_observation(rejected) == ("", rejected.content, "")
+
+
+def test_xml_run_steps_pair_each_call_with_its_observation() -> None:
+    """The replay's steps: the payload without its marker, the rejected two-call turn never a
+    next action to learn from, the submit last."""
+    steps = steps_of(ADAPTER, load_one(XML_CALLS), min_tokens=0)
+    assert [(s.action.tool if s.action else None, s.num_actions) for s in steps] == [
+        ("bash", 1),
+        ("str_replace_editor", 1),
+        ("bash", 2),
+        ("submit", 1),
+    ]
+    assert steps[0].observation == "1" and steps[0].eligible
+    assert steps[0].next_action is not None and steps[0].next_action.tool == "str_replace_editor"
+    assert [s.ineligible_reason for s in steps[1:]] == [
+        "next_action_rejected",
+        "multiple_actions",
+        "last_step",
+    ]
 
 
 def test_list_content_keeps_its_parts(tmp_path: Path) -> None:
