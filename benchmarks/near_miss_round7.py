@@ -63,7 +63,8 @@ def main() -> None:
         picked = draw([r for r in rows if r["key"] not in taken], len(rows))
         out = OUT.with_name("near_miss_r8")
     out.mkdir(parents=True, exist_ok=True)
-    for name, data in (("pool.jsonl", rows), ("sample.jsonl", picked)):
+    files = {"sample.jsonl": picked} | ({"pool.jsonl": rows} if args.round == 7 else {})
+    for name, data in files.items():  # round 8 draws from round 7's pool: written once
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data)
         (out / name).write_text(text, encoding="utf-8")
     for split in ("design", "holdout"):  # one file a split: each has its own labeller

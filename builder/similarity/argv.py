@@ -22,7 +22,7 @@ COSMETIC: dict[str, frozenset[str]] = {
         "python": "-u -B",  # -u counts when stdout goes into a file (`invocations`)
         "pytest": "-v -vv -vvv --verbose -q -qq --quiet --no-header -p=no:cacheprovider "
         "--color=yes --color=no",
-        "runtests": "-v --parallel --noinput",
+        "runtests": "--parallel --noinput",  # verbosity: invocations.without_verbosity
         "grep": "-n --line-number -H --with-filename -s --no-messages --color --color=auto "
         "--color=always --color=never --colour -T --initial-tab",
         "ls": "-l -h -F -1 -G -o -g -s -t -S -r -X -v -p -i --color --color=auto --color=never "

@@ -29,7 +29,7 @@ from builder.similarity.normalize import resolve, split_flags
 
 PYTEST_SCRIPTS = frozenset({"bin/test"})
 _LISTS_HIDDEN = frozenset({"--fixtures", "--funcargs", "--fixtures-per-test"})
-_VERBOSITY = re.compile(r"^(-v=?\d|--verbosity(=\d)?|--parallel=\d+)$")
+_PARALLEL = re.compile(r"^--parallel=\d+$")  # how many processes, not which tests
 # Django's command lines declare `-v/--verbosity` with `type=int, choices=[0, 1, 2, 3]`
 # (`tests/runtests.py`; `BaseCommand.create_parser` in django/core/management/base.py)
 _LEVELS = frozenset("0123")
@@ -131,6 +131,6 @@ def django_runtests(args: tuple[str, ...], opts: frozenset[str] = frozenset()) -
     if rest is None:
         return ("error", "runtests", "usage")
     flags, labels = flags_of("runtests", rest)
-    flags = frozenset(f for f in flags if not _VERBOSITY.match(f))
-    labels = tuple(sorted(a for a in labels if not a.isdigit()))  # `-v 2`: a flag's value
+    flags = frozenset(f for f in flags if not _PARALLEL.match(f))
+    labels = tuple(sorted(a for a in labels if not a.isdigit()))  # `--parallel 2`: its value
     return ("test", "runtests", labels, flags, opts)
