@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from builder.errors import InputError
 from builder.similarity.compare import Similarity, get_similarity
 from builder.similarity.labelled import Agreement, LabelledPair, confusion, load_pairs
+from builder.similarity.labelled import score as pair_score
 from schemas.steps import Action
 
 DEFAULT_THRESHOLDS = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))  # 0.30 … 0.95
@@ -52,7 +53,7 @@ def sweep(
     sim: Similarity, pairs: Sequence[LabelledPair], thresholds: Iterable[float]
 ) -> list[ThresholdRow]:
     """Confusion figures of `sim(a, b) >= θ` against the labels, for every θ."""
-    scored = [(sim(p.a, p.b), p.same) for p in pairs]
+    scored = [(pair_score(sim, p), p.same) for p in pairs]
     return [_row(theta, confusion(scored, theta)) for theta in thresholds]
 
 
@@ -71,7 +72,7 @@ def by_category(
         name: (
             len(g),
             sum(p.same for p in g),
-            confusion([(sim(p.a, p.b), p.same) for p in g], theta),
+            confusion([(pair_score(sim, p), p.same) for p in g], theta),
         )
         for name, g in sorted(groups.items())
     }
@@ -177,7 +178,7 @@ def format_categories(
         f"{'precision 95%':>16}{'recall 95%':>13}",
     ]
     rows = list(by_category(sim, pairs, theta).items())
-    whole = confusion([(sim(p.a, p.b), p.same) for p in pairs], theta)
+    whole = confusion([(pair_score(sim, p), p.same) for p in pairs], theta)
     rows.append(("all", (len(pairs), sum(p.same for p in pairs), whole)))
     for name, (n, same, r) in rows:
         precision = f"{r.precision:.3f}" if r.tp + r.fp else "-"
@@ -205,15 +206,19 @@ def calibrate(
     thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
     pipeline_theta: float | None = None,
     pipeline_source: str = "the default gate.threshold",
+    environments: bool = True,
 ) -> str:
     """Load the pairs (optionally one split), sweep θ, recommend one, and show per category
     the figures at the recommended θ and at the pipeline's; the printable text. Several files
-    are pooled (a benchmark labelled in rounds, each round its own file)."""
+    are pooled (a benchmark labelled in rounds, each round its own file). Pairs that carry
+    their sandbox (`env_a`, `env_b`) are compared in it unless `environments` is off."""
     paths = [path] if isinstance(path, Path) else list(path)
     pairs = [pair for one in paths for pair in load_pairs(one)]
     name = " + ".join(str(one) for one in paths)
     if split:
         pairs = [p for p in pairs if p.split == split]
+    if not environments:
+        pairs = [replace(p, env_a=None, env_b=None) for p in pairs]
     if not pairs:
         raise InputError(f"{name}: no labelled pairs" + (f" in split {split!r}" if split else ""))
     sim = get_similarity(similarity)
@@ -226,7 +231,7 @@ def calibrate(
         sim, pairs, choice.threshold, f"at the recommended θ = {choice.threshold:.2f}"
     )
     if pipeline_theta is not None:
-        at = confusion([(sim(p.a, p.b), p.same) for p in pairs], pipeline_theta)
+        at = confusion([(pair_score(sim, p), p.same) for p in pairs], pipeline_theta)
         lines += [
             "",
             f"at the pipeline's θ = {pipeline_theta:.2f} ({pipeline_source}): precision "

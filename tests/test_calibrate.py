@@ -210,3 +210,31 @@ def test_pairs_on_a_directory_without_judgements_is_a_clear_error(tmp_path: Path
         [*CLI, "pairs", str(tmp_path), "--sample", "3"], capture_output=True, text=True
     )
     assert done.returncode == 2 and "no judgements" in done.stderr
+
+
+def test_pairs_carrying_their_sandbox_are_compared_in_it(tmp_path: Path) -> None:
+    """`env_a`/`env_b` (benchmarks/near_miss_environments.py): two script names with the same
+    code digest are one program; `--no-environment` compares the pair alone."""
+    same_code = {"scripts": {"check.py": "d1", "check_2.py": "d1"}, "epoch": 0, "missing": []}
+    edited = {"scripts": {"check.py": "d1", "check_2.py": "d1"}, "epoch": 1, "missing": []}
+    rows = [
+        {"a": _sh("python check.py"), "b": _sh("python check_2.py"), "same": True,
+         "reason": "a copy", "env_a": same_code, "env_b": same_code},
+        {"a": _sh("python check.py"), "b": _sh("python check_2.py"), "same": False,
+         "reason": "an edit between", "env_a": same_code, "env_b": edited},
+    ]  # fmt: skip
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    pairs = load_pairs(path)
+    assert pairs[0].env_a is not None and pairs[1].env_b is not None
+    assert pairs[1].env_b.epoch == 1
+    said = calibrate(path, pipeline_theta=0.75)
+    assert "precision 1.000, recall 1.000 (0 false 'same', 0 missed)" in said
+    alone = subprocess.run(
+        [*CLI, "calibrate", str(path), "--no-environment"], capture_output=True, text=True
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert "recall 0.000 (0 false 'same', 1 missed)" in alone.stdout
+    path.write_text(json.dumps({**rows[0], "env_a": "x"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"p\.jsonl:1: not a labelled pair"):
+        load_pairs(path)

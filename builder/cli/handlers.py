@@ -214,6 +214,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
         min_precision=args.min_precision,
         pipeline_theta=theta,
         pipeline_source=source,
+        environments=not args.no_environment,
     )
     print(text)
     return 0

@@ -238,6 +238,11 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument(
         "--config", help="a pipeline YAML whose gate.threshold to report (default: the default)"
     )
+    cal.add_argument(
+        "--no-environment",
+        action="store_true",
+        help="compare pairs alone, ignoring the sandbox facts (env_a, env_b) they carry",
+    )
     cal.set_defaults(func=handlers.calibrate_command)
 
     pairs = _command(sub, "pairs", "export (reference, candidate) action pairs to label")

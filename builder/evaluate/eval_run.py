@@ -33,6 +33,7 @@ from builder.evaluate.split import split_trajectories
 from builder.evaluate.step_verdict import base_record, judge_step
 from builder.llm.factory import COMPRESSOR_ROLE, Clients, build_clients
 from builder.nap.from_config import nap_settings, sampling_of
+from builder.nap.situated import situated_similarity
 from builder.nap.step import NapSettings, Similarity, StepJob, references_for
 from builder.run.ingest_state import ensure_ingested, ingest_key, ingest_marker
 from builder.run.shard_work import ScrubSettings, prepare_shard
@@ -100,6 +101,7 @@ async def evaluate_step(
     and shared."""
     step = job.step
     mine = [candidates[(s.name, step.trajectory_id, step.step_index)] for s in specs]
+    similarity = situated_similarity(similarity, job)
     try:
         references = await references_for(job, clients.agent, settings, similarity)
     except PermanentLLMError as exc:

@@ -19,6 +19,7 @@ from builder.nap.agent import agent_request, references_for, sample_actions
 from builder.nap.judging import control_for, generate_verdict, judge, judge_waves
 from builder.nap.likelihood_judging import likelihood_judge
 from builder.nap.rounds import deployed_verdict
+from builder.nap.situated import situated_similarity
 from builder.nap.types import Completer, JudgeOne, NapSettings, Similarity, StepJob, StepResult
 from builder.select import judge_order, preference_pairs, select
 from builder.steps.pairing import message_tokens
@@ -144,6 +145,7 @@ async def process_step(
     over the agent's context window is dropped before anything is sent."""
     if over_window(job, settings):
         return StepResult(dropped=CONTEXT_WINDOW_DROP)
+    similarity = situated_similarity(similarity, job)
     candidates, references = await gather_settled(
         teacher_candidates(job, teacher, settings),
         references_for(job, agent, settings, similarity),

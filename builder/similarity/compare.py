@@ -24,6 +24,7 @@ from builder.errors import ConfigError
 from builder.ingest.formats.base import SHELL_TOOLS
 from builder.similarity.actions import action_units
 from builder.similarity.canonical import Unit
+from builder.similarity.environment import EMPTY, Environment, situated
 from builder.similarity.grep_context import context_overlap
 from builder.similarity.normalize import action_key
 from builder.similarity.overlap import range_similarity
@@ -52,6 +53,22 @@ def semantic(a: Action, b: Action) -> float:
     ):
         return 1.0
     return round(compare_units(action_units(a), action_units(b)), 6)
+
+
+def semantic_in(env_a: Environment, env_b: Environment | None = None) -> Similarity:
+    """`semantic` with what the log says about the sandbox (`environment`): `env_a` is where
+    the first action runs, `env_b` (default: the same) where the second does."""
+    other = env_a if env_b is None else env_b
+    if env_a == EMPTY and other == EMPTY:
+        return semantic
+
+    def situated_semantic(a: Action, b: Action) -> float:
+        if other == env_a and semantic(a, b) == 1.0:
+            return 1.0
+        units_a, units_b = situated(action_units(a), env_a), situated(action_units(b), other)
+        return round(compare_units(units_a, units_b), 6)
+
+    return situated_semantic
 
 
 def compare_units(xs: tuple[Unit, ...], ys: tuple[Unit, ...]) -> float:

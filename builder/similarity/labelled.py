@@ -18,7 +18,8 @@ from pathlib import Path
 
 from builder.errors import InputError
 from builder.ingest.formats.base import shell_action, tool_call_action
-from builder.similarity.compare import Similarity
+from builder.similarity.compare import Similarity, semantic, semantic_in
+from builder.similarity.environment import Environment
 from schemas.steps import Action
 
 LABELS_PATH = Path(__file__).resolve().parents[2] / "tests" / "similarity" / "labelled_pairs.jsonl"
@@ -33,6 +34,9 @@ class LabelledPair:
     split: str = "design"  # "design": tuned on; "holdout": never tuned on (see split_of)
     category: str = "other"
     source: str = "hand"
+    # what the pair's log says about the sandbox at each side (`near_miss_environments.py`)
+    env_a: Environment | None = None
+    env_b: Environment | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,16 +134,34 @@ def load_pairs(path: Path = LABELS_PATH) -> list[LabelledPair]:
                     str(row.get("split", "design")),
                     str(row.get("category", "other")),
                     str(row.get("source", "hand")),
+                    _environment(row.get("env_a")),
+                    _environment(row.get("env_b")),
                 )
             )
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
             raise InputError(f"{path}:{number}: not a labelled pair ({exc})") from None
     return pairs
 
 
+def _environment(row: object) -> Environment | None:
+    if row is None:
+        return None
+    if not isinstance(row, dict):
+        raise TypeError("an environment must be an object")
+    return Environment.from_dict(row)
+
+
+def score(sim: Similarity, pair: LabelledPair, environments: bool = True) -> float:
+    """The pair's similarity; `semantic` in the sandbox each side ran in, where the pair
+    carries it and `environments` is on (the gate's own view: it judges with the log)."""
+    if environments and sim is semantic and pair.env_a is not None:
+        return semantic_in(pair.env_a, pair.env_b)(pair.a, pair.b)
+    return sim(pair.a, pair.b)
+
+
 def agreement(sim: Similarity, pairs: list[LabelledPair], threshold: float = 0.65) -> Agreement:
     """Confusion counts of `sim(a, b) >= threshold` vs the human label."""
-    return confusion([(sim(p.a, p.b), p.same) for p in pairs], threshold)
+    return confusion([(score(sim, p), p.same) for p in pairs], threshold)
 
 
 def confusion(scored: list[tuple[float, bool]], threshold: float) -> Agreement:

@@ -52,7 +52,10 @@ class EligibilityRules:
 
 
 @dataclass(frozen=True)
-class _Turn:
+class ActingTurn:
+    """A non-demo assistant turn: its actions, the messages answering it, whether the
+    harness rejected it."""
+
     action_index: int
     actions: list[Action]
     observation_indices: list[int]
@@ -80,7 +83,7 @@ def observation_indices(
     return []
 
 
-def _turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> list[_Turn]:
+def acting_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> list[ActingTurn]:
     turns = []
     text_replies = adapter.text_replies
     for i, message in enumerate(traj.messages):
@@ -88,11 +91,11 @@ def _turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> list[_Turn]:
             continue
         actions = adapter.parse_action(message)
         observed = observation_indices(traj.messages, i, bool(actions), text_replies)
-        turns.append(_Turn(i, actions, observed, adapter.rejected(message, actions)))
+        turns.append(ActingTurn(i, actions, observed, adapter.rejected(message, actions)))
     return turns
 
 
-def own_action(turn: _Turn, messages: Sequence[Message], obs_index: int) -> Action | None:
+def own_action(turn: ActingTurn, messages: Sequence[Message], obs_index: int) -> Action | None:
     """The action an observation answers: the call with its `tool_call_id`, else the first."""
     calls = messages[turn.action_index].tool_calls
     call_id = messages[obs_index].tool_call_id
@@ -103,7 +106,7 @@ def own_action(turn: _Turn, messages: Sequence[Message], obs_index: int) -> Acti
     return turn.actions[0] if turn.actions else None
 
 
-def next_action(turns: Sequence[_Turn], position: int) -> tuple[Action | None, bool]:
+def next_action(turns: Sequence[ActingTurn], position: int) -> tuple[Action | None, bool]:
     """(the next turn that acts, as one action (`combine_turn`: all of its calls), whether a
     turn up to it was rejected)."""
     rejected = False
@@ -151,7 +154,7 @@ def build_steps(
     traj: TrajectoryRecord, adapter: FormatAdapter, rules: EligibilityRules
 ) -> Iterator[StepRecord]:
     """One StepRecord per observation of the trajectory, in message order."""
-    turns = _turns(traj, adapter)
+    turns = acting_turns(traj, adapter)
     if not turns:
         return
     limit = rules.max_observation_chars
@@ -199,7 +202,7 @@ def build_steps(
 def _step(
     traj: TrajectoryRecord,
     step_index: int,
-    turn: _Turn,
+    turn: ActingTurn,
     obs_index: int,
     action: Action | None,
     thought: str | None,

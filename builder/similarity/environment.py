@@ -1,0 +1,236 @@
+"""What the trajectory's own log says about the sandbox, for the similarity to use.
+
+A pair-only similarity cannot know three things the near-miss labels decide by: whether a test
+runner exists at all, what a script the agent wrote contains, and whether anything changed
+between two runs. The log knows them, and building a dataset is offline, so the whole log is
+there when a step is judged:
+- **Missing runners.** `pytest f` and `/usr/bin/python3 -m pytest f` both print only that pytest
+  is not there when neither interpreter has it (sympy-19040, sympy-16792: `No module named
+  pytest`, `pytest: command not found`). A runner is missing at a turn when the nearest
+  outcome of a test run by it says so (the latest before the turn, else the first after it),
+  with no `pip install` of pytest in between. Such runs are one unit, "pytest unavailable",
+  whatever they select.
+- **Scripts the agent wrote.** `python check.py` and `python check_2.py` run the same program
+  when the log shows both written whole with the same code (django-12304, django-13741:
+  copies under another name). A script the log shows written whole is known by its code (the
+  syntax tree `code.python_key` compares, comments and unused imports left out) instead of its
+  name; one edited in place after that is known only as "this version of this file".
+- **Edits between.** Runs at two points of a log get the same information only if nothing
+  they depend on changed between them: every edit of a file not written whole by the agent
+  (the repository), and every `pip install`, starts a new epoch, and a known script's identity
+  carries the epoch it runs in.
+
+`facts(turns)` reads the log once (pure: turns of actions and their observations in, one
+`Environment` per turn out, the state before that turn acts); `situated(units, env)` rewrites
+the units of an action run in that state. The gate judges every candidate against references
+of the same step, so one environment serves both sides there; the near-miss benchmark pairs
+actions of two turns, each in its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from builder.similarity.records import Unit
+
+UNAVAILABLE = ("unavailable", "pytest")
+_MISSING = re.compile(r"No module named '?pytest'?(?![\w.])|\bpytest: (?:command )?not found")
+_PRESENT = re.compile(
+    r"=+ test session starts =+|^collected \d+ items?|^collecting \.\.\.|usage: pytest|"
+    r"^(?:ERROR|FAILED|PASSED) \S+::|=+ [^=\n]*\b(?:passed|failed|errors?|skipped|no tests ran)"
+    r"\b[^=\n]* in [\d.]+ ?s",
+    re.M,
+)
+_PIP_PYTEST = re.compile(r"^pytest(?:[<>=!~\[;].*)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """The sandbox before one turn acts: the code of the files the agent wrote whole (by
+    path, a digest of `python_key`), the epoch (edits and installs so far), and the
+    interpreters a pytest run fails in ("python" is the environment's own and the `pytest`
+    script; else the interpreter's path)."""
+
+    scripts: dict[str, str] = field(default_factory=dict)
+    epoch: int = 0
+    missing: frozenset[str] = frozenset()
+
+    def as_dict(self) -> dict:
+        return {"scripts": dict(sorted(self.scripts.items())), "epoch": self.epoch,
+                "missing": sorted(self.missing)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, row: dict) -> Environment:
+        return cls(
+            {str(k): str(v) for k, v in dict(row.get("scripts", {})).items()},
+            int(row.get("epoch", 0)),
+            frozenset(str(m) for m in row.get("missing", ())),
+        )
+
+
+EMPTY = Environment()
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One acting turn of a log: its actions' units, in order, what they printed, and the
+    files whose whole text the turn's editor calls leave known (path, `digest`)."""
+
+    units: tuple[Unit, ...]
+    observation: str = ""
+    texts: tuple[tuple[str, str], ...] = ()
+
+
+def digest(content: object) -> str:
+    return hashlib.sha256(repr(content).encode("utf-8")).hexdigest()[:16]
+
+
+def runner_of(key: tuple) -> str | None:
+    """The interpreter a pytest command key runs in; None for other commands."""
+    if len(key) < 2 or key[0] != "test" or key[1] != "pytest":
+        return None
+    return next(
+        (str(p[1]) for p in key if isinstance(p, tuple) and len(p) == 2 and p[0] == "interpreter"),
+        "python",
+    )
+
+
+def _is_pipeline(unit: Unit) -> bool:
+    return bool(unit.key) and all(
+        isinstance(k, tuple) and k and isinstance(k[0], str) for k in unit.key
+    )
+
+
+def _commands(unit: Unit) -> list[tuple]:
+    """The command keys of a unit (a pipeline holds one per command; a tool unit is one)."""
+    return list(unit.key) if _is_pipeline(unit) else [unit.key]
+
+
+def strings_in(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, tuple | list | frozenset | set):
+        for item in value:
+            yield from strings_in(item)
+
+
+def _installs_pytest(key: tuple) -> bool:
+    if len(key) < 4 or key[:2] != ("run", "pip") or not isinstance(key[3], tuple):
+        return False
+    return bool(key[3]) and key[3][0] == "install" and any(_PIP_PYTEST.match(a) for a in key[3])
+
+
+def _changes(key: tuple) -> bool:
+    """Whether a command changes the repository or the installed packages."""
+    if key[0] == "edit":
+        return True
+    if key[:2] == ("run", "pip") and len(key) > 3 and isinstance(key[3], tuple) and key[3]:
+        return key[3][0] in ("install", "uninstall")
+    return key[0] == "vcs" and any(
+        s in ("checkout", "stash", "apply", "reset", "am", "cherry-pick", "restore", "revert")
+        for s in strings_in(key[1:3])
+    )
+
+
+def step(env: Environment, unit: Unit) -> Environment:
+    """The environment after one unit acts: whole writes define a script, edits of a known
+    script make it a new unknown version, other edits and installs start a new epoch."""
+    scripts, epoch = env.scripts, env.epoch
+    for key in _commands(unit):
+        if key[0] == "write" and len(key) >= 4 and key[1] == ">" and isinstance(key[2], str):
+            scripts = {**scripts, key[2]: digest(key[3])}
+        elif key[0] == "write" and len(key) >= 3 and isinstance(key[2], str):
+            scripts = {**scripts, key[2]: digest((scripts.get(key[2]), key))}
+        elif _changes(key):
+            touched = [s for s in strings_in(key[1:]) if s in scripts]
+            if touched and key[0] == "edit":
+                scripts = {**scripts, **{s: digest((scripts[s], key)) for s in touched}}
+            else:
+                epoch += 1
+    if scripts is env.scripts and epoch == env.epoch:
+        return env
+    return replace(env, scripts=scripts, epoch=epoch)
+
+
+def _outcome(turn: Turn) -> tuple[str, bool] | None:
+    """(runner, whether pytest is missing) when the turn runs pytest in one interpreter and its
+    output says which; None else."""
+    runners = {r for u in turn.units for k in _commands(u) if (r := runner_of(k)) is not None}
+    if len(runners) != 1:
+        return None
+    if _MISSING.search(turn.observation):
+        return runners.pop(), True
+    if _PRESENT.search(turn.observation):
+        return runners.pop(), False
+    return None
+
+
+def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment]:
+    """The environment before each turn, and after the last one. Outcomes of the `unseen`
+    turns are not read (a benchmark pair's candidate side: the gate never has its output)."""
+    hidden = set(unseen)
+    envs: list[Environment] = []
+    env = EMPTY
+    installs = [0] * (len(turns) + 1)  # pytest installs before turn i
+    outcomes: list[tuple[int, str, bool]] = []
+    for i, turn in enumerate(turns):
+        envs.append(env)
+        installs[i + 1] = installs[i] + any(
+            _installs_pytest(k) for u in turn.units for k in _commands(u)
+        )
+        if i not in hidden and (seen := _outcome(turn)) is not None:
+            outcomes.append((i, *seen))
+        for unit in turn.units:
+            env = step(env, unit)
+        if turn.texts:
+            env = replace(env, scripts={**env.scripts, **dict(turn.texts)})
+    envs.append(env)
+    return [replace(e, missing=_missing_at(i, outcomes, installs)) for i, e in enumerate(envs)]
+
+
+def _missing_at(i: int, outcomes: list[tuple[int, str, bool]], installs: list[int]) -> frozenset:
+    status: dict[str, bool] = {}
+    for j, runner, missing in outcomes:  # the first outcome after, with no install between
+        if j >= i and runner not in status and installs[j] == installs[i]:
+            status[runner] = missing
+    for j, runner, missing in outcomes:  # the latest before wins (it is what the agent saw)
+        if j < i and installs[j + 1] == installs[i]:
+            status[runner] = missing
+    return frozenset(r for r, m in status.items() if m)
+
+
+def _file(path: str, env: Environment) -> str:
+    base, sep, node = path.partition("::")
+    if base not in env.scripts:
+        return path
+    return f"written:{env.scripts[base]}@{env.epoch}{sep}{node}"
+
+
+def _situated_key(key: tuple, env: Environment) -> tuple:
+    runner = runner_of(key)
+    if runner is not None and runner in env.missing:
+        return UNAVAILABLE
+    if key[:2] == ("run", "script") and len(key) > 2 and key[2] in env.scripts:
+        return (*key[:2], _file(key[2], env), *key[3:])
+    if runner is not None and len(key) > 2 and isinstance(key[2], tuple):
+        selection = tuple(sorted(_file(p, env) for p in key[2]))
+        return (*key[:2], selection, *key[3:])
+    return key
+
+
+def situated(units: tuple[Unit, ...], env: Environment) -> tuple[Unit, ...]:
+    """The units of an action run in `env` (writes earlier in the same action included)."""
+    out = []
+    for unit in units:
+        if _is_pipeline(unit):
+            keys = tuple(_situated_key(k, env) for k in unit.key)
+            out.append(
+                Unit("test", (UNAVAILABLE,)) if UNAVAILABLE in keys else replace(unit, key=keys)
+            )
+        else:
+            out.append(unit)
+        env = step(env, unit)
+    return tuple(out)
