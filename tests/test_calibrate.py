@@ -215,19 +215,19 @@ def test_pairs_on_a_directory_without_judgements_is_a_clear_error(tmp_path: Path
 def test_pairs_carrying_their_sandbox_are_compared_in_it(tmp_path: Path) -> None:
     """`env_a`/`env_b` (benchmarks/near_miss_environments.py): two script names with the same
     code digest are one program; `--no-environment` compares the pair alone."""
-    same_code = {"scripts": {"check.py": "d1", "check_2.py": "d1"}, "epoch": 0, "missing": []}
-    edited = {"scripts": {"check.py": "d1", "check_2.py": "d1"}, "epoch": 1, "missing": []}
+    same_code = {"scripts": {"check.py": "d1", "check_2.py": "d1"}, "missing": []}
+    edited = {"scripts": {"check.py": "d1", "check_2.py": "d2"}, "missing": []}
     rows = [
         {"a": _sh("python check.py"), "b": _sh("python check_2.py"), "same": True,
          "reason": "a copy", "env_a": same_code, "env_b": same_code},
         {"a": _sh("python check.py"), "b": _sh("python check_2.py"), "same": False,
-         "reason": "an edit between", "env_a": same_code, "env_b": edited},
+         "reason": "check_2.py edited since", "env_a": same_code, "env_b": edited},
     ]  # fmt: skip
     path = tmp_path / "p.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     pairs = load_pairs(path)
     assert pairs[0].env_a is not None and pairs[1].env_b is not None
-    assert pairs[1].env_b.epoch == 1
+    assert pairs[1].env_b.scripts["check_2.py"] == "d2"
     said = calibrate(path, pipeline_theta=0.75)
     assert "precision 1.000, recall 1.000 (0 false 'same', 0 missed)" in said
     alone = subprocess.run(

@@ -1,9 +1,8 @@
 """What the trajectory's own log says about the sandbox, for the similarity to use.
 
-A pair-only similarity cannot know three things the near-miss labels decide by: whether a test
-runner exists at all, what a script the agent wrote contains, and whether anything changed
-between two runs. The log knows them, and building a dataset is offline, so the whole log is
-there when a step is judged:
+A pair-only similarity cannot know two things the near-miss labels decide by: whether a test
+runner exists at all, and what a script the agent wrote contains. The log knows them, and
+building a dataset is offline, so the whole log is there when a step is judged:
 - **Missing runners.** `pytest f` and `/usr/bin/python3 -m pytest f` both print only that pytest
   is not there when neither interpreter has it (sympy-19040, sympy-16792: `No module named
   pytest`, `pytest: command not found`). A runner is missing at a turn when the nearest
@@ -15,10 +14,12 @@ there when a step is judged:
   copies under another name). A script the log shows written whole is known by its code (the
   syntax tree `code.python_key` compares, comments and unused imports left out) instead of its
   name; one edited in place after that is known only as "this version of this file".
-- **Edits between.** Runs at two points of a log get the same information only if nothing
-  they depend on changed between them: every edit of a file not written whole by the agent
-  (the repository), and every `pip install`, starts a new epoch, and a known script's identity
-  carries the epoch it runs in.
+- **Not the edits between.** Runs of one script before and after an edit elsewhere are
+  not told apart: the gate judges a candidate and its references at one step, where nothing
+  happened between them. (An epoch counting edits and installs between two turns was tried
+  for the benchmark's cross-step pairs and removed: on the design split it lost 1 "same"
+  pair and gained none, on the held-out split it lost 3, all re-runs whose output the edit
+  did not change.)
 
 `facts(turns)` reads the log once (pure: turns of actions and their observations in, one
 `Environment` per turn out, the state before that turn acts); `situated(units, env)` rewrites
@@ -50,23 +51,19 @@ _PIP_PYTEST = re.compile(r"^pytest(?:[<>=!~\[;].*)?$")
 @dataclass(frozen=True, slots=True)
 class Environment:
     """The sandbox before one turn acts: the code of the files the agent wrote whole (by
-    path, a digest of `python_key`), the epoch (edits and installs so far), and the
-    interpreters a pytest run fails in ("python" is the environment's own and the `pytest`
-    script; else the interpreter's path)."""
+    path, a digest of `python_key`) and the interpreters a pytest run fails in ("python" is
+    the environment's own and the `pytest` script; else the interpreter's path)."""
 
     scripts: dict[str, str] = field(default_factory=dict)
-    epoch: int = 0
     missing: frozenset[str] = frozenset()
 
     def as_dict(self) -> dict:
-        return {"scripts": dict(sorted(self.scripts.items())), "epoch": self.epoch,
-                "missing": sorted(self.missing)}  # fmt: skip
+        return {"scripts": dict(sorted(self.scripts.items())), "missing": sorted(self.missing)}
 
     @classmethod
     def from_dict(cls, row: dict) -> Environment:
         return cls(
             {str(k): str(v) for k, v in dict(row.get("scripts", {})).items()},
-            int(row.get("epoch", 0)),
             frozenset(str(m) for m in row.get("missing", ())),
         )
 
@@ -123,36 +120,19 @@ def _installs_pytest(key: tuple) -> bool:
     return bool(key[3]) and key[3][0] == "install" and any(_PIP_PYTEST.match(a) for a in key[3])
 
 
-def _changes(key: tuple) -> bool:
-    """Whether a command changes the repository or the installed packages."""
-    if key[0] == "edit":
-        return True
-    if key[:2] == ("run", "pip") and len(key) > 3 and isinstance(key[3], tuple) and key[3]:
-        return key[3][0] in ("install", "uninstall")
-    return key[0] == "vcs" and any(
-        s in ("checkout", "stash", "apply", "reset", "am", "cherry-pick", "restore", "revert")
-        for s in strings_in(key[1:3])
-    )
-
-
 def step(env: Environment, unit: Unit) -> Environment:
     """The environment after one unit acts: whole writes define a script, edits of a known
-    script make it a new unknown version, other edits and installs start a new epoch."""
-    scripts, epoch = env.scripts, env.epoch
+    script make it a new version whose text is unknown here (`file_texts` may know it)."""
+    scripts = env.scripts
     for key in _commands(unit):
         if key[0] == "write" and len(key) >= 4 and key[1] == ">" and isinstance(key[2], str):
             scripts = {**scripts, key[2]: digest(key[3])}
         elif key[0] == "write" and len(key) >= 3 and isinstance(key[2], str):
             scripts = {**scripts, key[2]: digest((scripts.get(key[2]), key))}
-        elif _changes(key):
+        elif key[0] == "edit":
             touched = [s for s in strings_in(key[1:]) if s in scripts]
-            if touched and key[0] == "edit":
-                scripts = {**scripts, **{s: digest((scripts[s], key)) for s in touched}}
-            else:
-                epoch += 1
-    if scripts is env.scripts and epoch == env.epoch:
-        return env
-    return replace(env, scripts=scripts, epoch=epoch)
+            scripts = {**scripts, **{s: digest((scripts[s], key)) for s in touched}}
+    return env if scripts is env.scripts else replace(env, scripts=scripts)
 
 
 def _outcome(turn: Turn) -> tuple[str, bool] | None:
@@ -206,7 +186,7 @@ def _file(path: str, env: Environment) -> str:
     base, sep, node = path.partition("::")
     if base not in env.scripts:
         return path
-    return f"written:{env.scripts[base]}@{env.epoch}{sep}{node}"
+    return f"written:{env.scripts[base]}{sep}{node}"
 
 
 def _situated_key(key: tuple, env: Environment) -> tuple:

@@ -25,7 +25,7 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
         observation = "\n".join(traj.messages[j].content for j in turn.observation_indices)
         units: list[Unit] = []
         known: dict[str, str] = {}
-        for action in turn.actions:
+        for action in [] if turn.rejected else turn.actions:  # a rejected turn ran nothing
             if refused_create(texts, action, observation):
                 continue  # it wrote nothing
             units += action_units(action)

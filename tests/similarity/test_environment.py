@@ -34,18 +34,21 @@ def test_a_copy_under_another_name_runs_the_same_program() -> None:
     assert semantic_in(other[2])(a, b) == 0.0
 
 
-def test_an_edit_between_two_runs_makes_them_different_runs() -> None:
+def test_an_edit_of_the_script_itself_makes_another_program() -> None:
     turns = [
         _turn(_write("check.py", COPY)),
         _turn("python check.py"),
-        _turn("sed -i 's/old/new/' django/db/models/base.py"),
+        _turn("sed -i 's/old/new/' django/db/models/base.py"),  # elsewhere: the same script
+        _turn("sed -i 's/Model/Field/' check.py"),  # the script itself: another version
         _turn("python -u check.py"),
     ]
     envs = facts(turns)
-    assert envs[1].epoch == envs[0].epoch and envs[3].epoch == envs[1].epoch + 1
     a, b = _sh("python check.py"), _sh("python check.py 2>&1")
-    assert semantic_in(envs[1], envs[1])(a, b) == 1.0
-    assert semantic_in(envs[1], envs[3])(a, b) == 0.0
+    assert envs[3].scripts == envs[1].scripts
+    assert semantic_in(envs[1], envs[3])(a, b) == 1.0
+    assert envs[4].scripts["check.py"] != envs[1].scripts["check.py"]
+    assert semantic_in(envs[1], envs[4])(a, b) == 0.0
+    assert semantic_in(envs[4], envs[4])(a, b) == 1.0
 
 
 def test_rewriting_a_script_changes_what_its_name_runs() -> None:
@@ -98,5 +101,5 @@ def test_other_commands_and_runners_are_untouched() -> None:
 
 
 def test_an_environment_survives_its_json_form() -> None:
-    env = Environment({"a.py": "0123456789abcdef"}, 3, frozenset({"python"}))
+    env = Environment({"a.py": "0123456789abcdef"}, frozenset({"python"}))
     assert Environment.from_dict(env.as_dict()) == env
