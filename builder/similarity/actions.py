@@ -111,7 +111,8 @@ def _skill_unit(name: str, args: dict[str, Any]) -> Unit:
     return Unit("edit", ("edit", "append", path, _text(args.get("content"), path)))
 
 
-def _path(args: dict[str, Any]) -> str:
+def tool_path(args: dict[str, Any]) -> str:
+    """The file an editor call names (`path`, Claude Code's `file_path`), as units name it."""
     return resolve(str(args.get("path") or args.get("file_path") or ""), None)
 
 
@@ -119,7 +120,7 @@ def _text(value: object, path: str | None = None) -> str:
     return fragment_key(str(value or ""), path)
 
 
-def _write_key(path: str, content: object) -> tuple:
+def whole_write_key(path: str, content: object) -> tuple:
     """A whole file written: the key `cat <<EOF > path` has too (`commands._write`)."""
     return ("write", ">", path, content_key(str(content or ""), path))
 
@@ -127,11 +128,11 @@ def _write_key(path: str, content: object) -> tuple:
 def _editor(tool: str, args: dict[str, Any]) -> Unit | None:
     """str_replace_editor and its kin: view / create / str_replace / insert / undo_edit."""
     op = str(args.get("command") or "view")
-    path = _path(args)
+    path = tool_path(args)
     if op == "view":
         return Unit("read", read_key((path,)), (view_range(args.get("view_range")),))
     if op == "create":
-        return Unit("write", (_write_key(path, args.get("file_text")),))
+        return Unit("write", (whole_write_key(path, args.get("file_text")),))
     if op == "str_replace":
         old, new = _text(args.get("old_str"), path), _text(args.get("new_str"), path)
         return Unit("edit", ("edit", "str_replace", path, old, new))
@@ -143,7 +144,7 @@ def _editor(tool: str, args: dict[str, Any]) -> Unit | None:
 
 def _claude(tool: str, args: dict[str, Any]) -> Unit | None:
     """Claude Code's Read / Edit / MultiEdit / Write."""
-    path = _path(args)
+    path = tool_path(args)
     if tool == "Read":
         start = to_int(args.get("offset")) or 1
         limit = to_int(args.get("limit"))
@@ -166,5 +167,5 @@ def _claude(tool: str, args: dict[str, Any]) -> Unit | None:
         )
         return Unit("edit", ("edit", "multi", path, changes))
     if tool == "Write":
-        return Unit("write", (_write_key(path, args.get("content")),))
+        return Unit("write", (whole_write_key(path, args.get("content")),))
     return None

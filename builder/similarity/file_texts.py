@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from builder.similarity.actions import _path, _write_key
+from builder.similarity.actions import tool_path, whole_write_key
 from schemas.steps import Action
 
 _REFUSED = re.compile(r"File already exists at: .*Cannot overwrite files", re.S)
@@ -52,7 +52,7 @@ def edited(texts: dict[str, str], action: Action) -> tuple[str, str | None] | No
     args = _args(action)
     if args is None:
         return None
-    path = _path(args)
+    path = tool_path(args)
     if action.tool in _EDITORS:
         op = args.get("command")
         if op == "create":
@@ -86,9 +86,9 @@ def refused_create(texts: dict[str, str], action: Action, observation: str) -> b
     args = _args(action)
     if action.tool not in _EDITORS or args is None or args.get("command") != "create":
         return False
-    return _path(args) in texts or bool(_REFUSED.search(observation))
+    return tool_path(args) in texts or bool(_REFUSED.search(observation))
 
 
 def content_digest_key(path: str, text: str) -> object:
     """What a whole write of `text` to `path` is keyed by (`environment.step` digests it)."""
-    return _write_key(path, text)[3]
+    return whole_write_key(path, text)[3]

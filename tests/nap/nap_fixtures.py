@@ -36,16 +36,21 @@ def small_trajectory() -> TrajectoryRecord:
             "assistant", "THOUGHT: done\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
         ),
     ]
+    return mini_trajectory(messages, "small", task="summarize('') crashes")
+
+
+def mini_trajectory(messages: list[Message], name: str, task: str = "task") -> TrajectoryRecord:
+    """A mini-swe-agent trajectory of these messages (the first is the system prompt)."""
     return TrajectoryRecord(
-        trajectory_id=trajectory_id("mini-swe-agent", "small", messages),
+        trajectory_id=trajectory_id("mini-swe-agent", name, messages),
         source_format="mini-swe-agent",
-        source_path="small.traj.json",
+        source_path=f"{name}.traj.json",
         record_index=0,
-        native_id="small",
+        native_id=name,
         harness="mini-swe-agent",
         harness_version="1.0",
         agent_model="m",
-        task="summarize('') crashes",
+        task=task,
         system_prompt=messages[0].content,
         tools=None,
         messages=messages,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from builder.ingest.formats import get_adapter
-from builder.ingest.formats.base import shell_action, trajectory_id
+from builder.ingest.formats.base import shell_action
 from builder.nap.situated import situated_similarity
 from builder.nap.types import StepJob
 from builder.similarity.compare import normalized, semantic
 from builder.steps.log_turns import environment_before, log_turns
 from builder.steps.pairing import EligibilityRules, build_steps
 from schemas.trajectories import Message, TrajectoryRecord
+from tests.nap.nap_fixtures import mini_trajectory, obs
 
 SCRIPT = "from decimal import Decimal\nprint(Decimal('1.10').normalize())\n"
 LONG = "\n".join(f"Traceback line {i}: File '/testbed/x.py', in f" for i in range(120))
@@ -20,7 +21,7 @@ def _bash(command: str) -> Message:
 
 
 def _obs(text: str) -> Message:
-    return Message("user", f"<returncode>0</returncode>\n<output>\n{text}\n</output>")
+    return Message("user", obs(text))
 
 
 def _traj() -> TrajectoryRecord:
@@ -36,20 +37,7 @@ def _traj() -> TrajectoryRecord:
         _bash("python check_2.py"),
         _obs("1.1"),
     ]
-    return TrajectoryRecord(
-        trajectory_id=trajectory_id("mini-swe-agent", "t", messages),
-        source_format="mini-swe-agent",
-        source_path="x",
-        record_index=0,
-        native_id="t",
-        harness="mini-swe-agent",
-        harness_version=None,
-        agent_model=None,
-        task="task",
-        system_prompt=None,
-        tools=None,
-        messages=messages,
-    )
+    return mini_trajectory(messages, "copies")
 
 
 def _job() -> StepJob:
