@@ -213,4 +213,6 @@ def situated(units: tuple[Unit, ...], env: Environment) -> tuple[Unit, ...]:
         else:
             out.append(unit)
         env = step(env, unit)
+        if env.missing and any(_installs_pytest(k) for k in _commands(unit)):
+            env = replace(env, missing=frozenset())  # `pip install pytest && pytest ...`
     return tuple(out)

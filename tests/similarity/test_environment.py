@@ -92,6 +92,14 @@ def test_a_runner_that_ran_or_was_installed_is_not_missing() -> None:
     assert later[0].missing == {"python"}  # the first outcome after, no install between
 
 
+def test_a_run_after_installing_pytest_in_the_same_line_is_a_real_run() -> None:
+    env = Environment(missing=frozenset({"python"}))
+    installed = _sh("pip install pytest && pytest tests/test_a.py")
+    other = _sh("pip install pytest && pytest tests/test_b.py")
+    assert semantic_in(env)(installed, other) == 0.0
+    assert semantic_in(env)(_sh("pytest tests/test_a.py"), _sh("pytest tests/test_b.py")) == 1.0
+
+
 def test_other_commands_and_runners_are_untouched() -> None:
     env = Environment(missing=frozenset({"python"}))
     assert semantic_in(env)(_sh("ls -la"), _sh("ls")) == semantic(_sh("ls -la"), _sh("ls"))
