@@ -103,6 +103,27 @@ REPOS_ROUND7 = tuple(
         ("20250522_sweagent_claude-4-sonnet-20250514", "Claude 4 Sonnet"),
     )
 )
+# round 9: mini-swe-agent with the Live-SWE-agent configuration, GPT-5-mini on SWE-bench
+# Verified (45 runs of an ablation, 3 of a first try), as a course project published them.
+# Found after round 8 was evaluated, to measure the sandbox gate of stop 40 on pairs never seen.
+# The repository states no licence (its vendored live-swe-agent/ code is MIT, the runs are not
+# covered by it), so, as for round 7, nothing of it is committed but keys and labels.
+REPOS_ROUND9 = (
+    RepoSource(
+        "RussellRyanH/CSCI-635-LiveSWE-Agent",
+        "2813cfb19465bb9f57d50ebd0798550480a2f836",
+        "results/llm-ablation/gpt-5-mini/*/*.traj.json",
+        "mini-swe-agent, Live-SWE-agent config (GPT-5-mini, SWE-bench Verified, 45 runs)",
+        "none stated: not committed",
+    ),
+    RepoSource(
+        "RussellRyanH/CSCI-635-LiveSWE-Agent",
+        "f21abd8b4d3ec1cb3f90707603fd9062da4d8116",
+        "results/live-gpt-5-mini-verified/*/*.traj.json",
+        "mini-swe-agent, Live-SWE-agent config (GPT-5-mini, SWE-bench Verified, 3 runs)",
+        "none stated: not committed",
+    ),
+)
 # the shared samples not already covered by a repository above (see their SOURCES.md)
 SHARED_FILES = (
     "openhands-v0/basic.json",
@@ -160,7 +181,7 @@ def materialise(
 # where `near_miss_mine.py` cached the trajectory files it read (one folder per run of it)
 CACHES = tuple(
     ROOT / ".bench" / name / "sources"
-    for name in ("near_miss", "near_miss_r2", "near_miss_r6", "near_miss_r7")
+    for name in ("near_miss", "near_miss_r2", "near_miss_r6", "near_miss_r7", "near_miss_r9")
 )
 
 

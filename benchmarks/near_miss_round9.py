@@ -1,0 +1,72 @@
+"""Draw round 9 of the near-miss benchmark: the near misses of a new model.
+
+Run: `python benchmarks/near_miss_round9.py [--mirrors /work/.mirror]` after
+`fetch github:RussellRyanH/CSCI-635-LiveSWE-Agent`. Writes `.bench/near_miss_r9/pool.jsonl`
+(every near miss), `sample.jsonl` (the pairs to label) and `context_{design,holdout}.md` for
+the labellers, as round 7 does.
+
+Stop 40 gave the gate the sandbox from the log and re-decided two labels; every held-out split
+had been looked at 6 to 19 times by then. This round is the first look at that gate: GPT-5-mini
+under mini-swe-agent with the Live-SWE-agent configuration, a model no earlier round has. Every
+near miss is drawn (round 1's miner, window and ratio) but reads, of which `READS` are, split
+by the pair's hash here, before any label. No licence is stated for the runs: nothing of them
+is committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from near_miss_mine import mine  # noqa: E402
+from near_miss_round6 import context  # noqa: E402
+from near_miss_sources import REPOS_ROUND9  # noqa: E402
+
+OUT = ROOT / ".bench" / "near_miss_r9"
+READS = 40  # of 540 read pairs (mostly `nl | sed -n` windows): a sample, at most 2 a run
+
+
+def draw(rows: list[dict]) -> list[dict]:
+    """Every pair but reads; READS of those, at most 2 a run, in key (hash) order."""
+    taken: Counter[str] = Counter()
+    out = []
+    for row in sorted(rows, key=lambda r: r["key"]):
+        run = row["source"].rsplit("/m", 1)[0]
+        if row["category"] != "read":
+            out.append(row)
+        elif taken["read"] < READS and taken[run] < 2:
+            taken["read"] += 1
+            taken[run] += 1
+            out.append(row)
+    return sorted(out, key=lambda r: (r["category"], r["key"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    args = parser.parse_args()
+    rows = mine(args.mirrors, OUT / "sources", 10, 0.8, 6000, repos=REPOS_ROUND9, shared=())
+    picked = draw(rows)
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, data in {"sample.jsonl": picked, "pool.jsonl": rows}.items():
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data)
+        (OUT / name).write_text(text, encoding="utf-8")
+    for split in ("design", "holdout"):  # one file a split: each has its own labeller
+        of_split = [r for r in picked if r["split"] == split]
+        (OUT / f"context_{split}.md").write_text(context(of_split), encoding="utf-8")
+    pool = Counter(r["category"] for r in rows)
+    counts = Counter((r["category"], r["split"]) for r in picked)
+    print(f"{len(rows)} near misses, {len(picked)} drawn")
+    for cat in sorted(pool):
+        print(f"{cat:<10}{pool[cat]:>7}{counts[(cat, 'design')]:>5}{counts[(cat, 'holdout')]:>5}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
