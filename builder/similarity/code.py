@@ -85,16 +85,18 @@ class _PrintValues(ast.NodeTransformer):
 
 
 def _syntax_error(source: str, exc: SyntaxError) -> str | None:
-    """Code run for what it prints that does not parse prints only its SyntaxError: two such
-    programs show the same thing when they fail with the same message at the same point
-    after the same text (whitespace runs aside); what follows that point never runs.
-    Django's `class C(models.TextChoices): A='a'` after a `;` in two one-liners that label
-    the value differently (django-11964, a held-out pair of round 2), for example."""
+    """Code run for what it prints that does not parse prints only its SyntaxError: the
+    message, the line number and that line up to the caret. Two such programs show the same
+    thing when those agree (whitespace runs aside); the lines before it and what follows the
+    caret never run. Django's `class C(models.TextChoices): A='a'` after a `;` in two
+    one-liners that label the value differently (django-11964, a held-out pair of round 2);
+    two scripts caught in the same heredoc trap whose `PY && python ...` line fails at the
+    same line, though an if/else above it differs (astropy-12907, round 9's design split)."""
     lines = source.split("\n")
     if not exc.lineno or not exc.offset or exc.lineno > len(lines):
         return None
-    before = [*lines[: exc.lineno - 1], lines[exc.lineno - 1][: exc.offset - 1]]
-    return f"syntax-error:{exc.msg}:" + " ".join("\n".join(before).split())
+    shown = " ".join(lines[exc.lineno - 1][: exc.offset - 1].split())
+    return f"syntax-error:{exc.msg}:{exc.lineno}:{shown}"
 
 
 def _shows_value(part: ast.FormattedValue, before: ast.expr | None) -> bool:

@@ -142,6 +142,39 @@ def test_two_one_liners_that_fail_alike_to_parse_print_the_same_error(a: str, b:
     assert same(a, b)
 
 
+def _trapped(check: str, extra: str = "") -> str:
+    """A patch script and a check in one heredoc trap: `PY && python - <<'PY'` does not end
+    the first heredoc, so python reads both as one program and stops on that line."""
+    return (
+        "python - <<'PY'\n"
+        "from pathlib import Path\n"
+        "p = Path('pkg/sep.py')\n"
+        "s = p.read_text()\n"
+        f"{check}\n"
+        "    print('patched')\n"
+        f"{extra}"
+        "PY && python - <<'PY'\n"
+        "import pkg\n"
+        "print(pkg.sep())\n"
+        "PY"
+    )
+
+
+def test_two_scripts_caught_in_one_heredoc_trap_print_the_same_syntax_error() -> None:
+    # astropy__astropy-12907 under GPT-5-mini (round 9 design pair 2, not committed: no
+    # licence): the if/else above the trapped line differs, nothing runs, python prints
+    # the same SyntaxError at the same line
+    a = _trapped("if 'x' in s:\n    p.write_text(s.replace('x', 'y'))")
+    b = _trapped("if 'x' not in s:\n    raise SystemExit(1)")
+    assert same(a, b)
+    # the same line text at another line number is another message (the sklearn pair of
+    # that split, which its labeller called "same", stays apart: the output differs)
+    assert not same(a, _trapped("if 'x' in s:\n    p.write_text(s)", "print(s)\n"))
+    # once the heredoc is closed, both scripts run and differ
+    closed = ("PY && python", "PY\npython")
+    assert not same(a.replace(*closed), b.replace(*closed))
+
+
 @pytest.mark.parametrize(
     ("a", "b"),
     [
