@@ -28,6 +28,7 @@ from builder.similarity.argv import (
     redirect_key,
 )
 from builder.similarity.bashparse import SimpleCommand
+from builder.similarity.grep_errors import compile_error
 from builder.similarity.invocations import (
     PYTEST_SCRIPTS,
     django_command,
@@ -41,6 +42,8 @@ from builder.similarity.writes import echo_key, file_operation_key, submit_key, 
 _SYSTEM_BIN = ("/usr/bin/", "/bin/")
 _GIT_ALIASES = {"--staged": "--cached", "--patch": "-p", "-u": "-p"}
 _RECURSIVE = frozenset({"-r", "-R", "--recursive"})
+_ERE = frozenset({"-E"})
+_OTHER_SYNTAX = frozenset({"-F", "-P", "-G"})  # and `-f FILE`: patterns not on the line
 _FIND_ORDERED = frozenset(
     {
         "-o",
@@ -64,6 +67,17 @@ _FIND_ORDERED = frozenset(
 
 
 def _grep(cmd: SimpleCommand) -> Key:
+    key = _search(cmd)
+    flags, patterns = key[3], key[2]
+    other = flags & _OTHER_SYNTAX or any(f.startswith("-f=") for f in flags)
+    if key[1] == "grep" and patterns and not other:
+        errors = {compile_error(p, ere=bool(flags & _ERE)) for p in patterns}
+        if None not in errors and len(errors) == 1:
+            return ("search", "grep-error", tuple(errors), frozenset(), ("-",))
+    return key
+
+
+def _search(cmd: SimpleCommand) -> Key:
     prog = program(cmd.name)
     family = "rg" if prog in ("rg", "ag", "ack") else "grep"
     flags, positional = flags_of("rg" if family == "rg" else "grep", cmd.args, cmd.cwd)
@@ -100,7 +114,7 @@ def _git(cmd: SimpleCommand) -> Key:
     sub = args.pop(0) if args else ""
     args = [f"-n{a[1:]}" if re.fullmatch(r"-\d+", a) else a for a in args]  # `-5` = `-n 5`
     if sub == "grep":
-        inner = _grep(SimpleCommand(name="grep", args=tuple(args), cwd=cwd))
+        inner = _search(SimpleCommand(name="grep", args=tuple(args), cwd=cwd))
         return ("search", "git-grep", *inner[2:], tuple(options))
     flags, positional = flags_of("git", tuple(args), cwd)
     flags = frozenset(_GIT_ALIASES.get(f, f) for f in flags)
