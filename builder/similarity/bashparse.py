@@ -62,9 +62,11 @@ class SimpleCommand:
 
 @dataclass(frozen=True, slots=True)
 class Pipeline:
-    """Commands joined by `|`; a lone command is a pipeline of one."""
+    """Commands joined by `|`; a lone command is a pipeline of one. `on_failure`: it runs only
+    when what precedes it fails (`make || rm -rf build`), the opposite of `&&` and `;`."""
 
     commands: tuple[SimpleCommand, ...]
+    on_failure: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +128,9 @@ def split_commands(command: str) -> tuple[SimpleCommand, ...]:
 def _walk(node: Node, cwd: str | None, out: list[Pipeline]) -> str | None:
     """Append the pipelines under `node`; return the cwd in force after it."""
     kind = node.type
-    if kind in _CONTAINERS or kind == "list":
+    if kind == "list":
+        return _walk_list(node, cwd, out)
+    if kind in _CONTAINERS:
         for child in node.named_children:
             cwd = _walk(child, cwd, out)
         return cwd
@@ -145,6 +149,20 @@ def _walk(node: Node, cwd: str | None, out: list[Pipeline]) -> str | None:
             if len(commands) == 1:
                 return _after_cd(commands[0], cwd)
         return cwd
+    return cwd
+
+
+def _walk_list(node: Node, cwd: str | None, out: list[Pipeline]) -> str | None:
+    """`a && b`, `a || b`: the right side of `||` is marked as run on failure."""
+    failing = False
+    for child in node.children:
+        if not child.is_named:
+            failing = child.type == "||"
+            continue
+        start = len(out)
+        cwd = _walk(child, cwd, out)
+        if failing:
+            out[start:] = [replace(p, on_failure=True) for p in out[start:]]
     return cwd
 
 

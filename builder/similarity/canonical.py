@@ -181,6 +181,7 @@ def shell_units(command: str) -> tuple[Unit, ...]:
         if len(pipe.commands) == 1 and (name in NAVIGATION or name in SETUP or name == "popd"):
             continue
         exported = tuple(f"{k}={v}" for k, v in env.items())
-        units.append(pipeline_unit(pipe, exported))
+        unit = pipeline_unit(pipe, exported)
+        units.append(replace(unit, on_failure=True) if pipe.on_failure else unit)
     shown = [u for u in units if u.kind != "output"]
     return without_repeated_effects(tuple(shown if shown else units))

@@ -85,6 +85,8 @@ def compare_units(xs: tuple[Unit, ...], ys: tuple[Unit, ...]) -> float:
 
 
 def unit_similarity(x: Unit, y: Unit) -> float:
+    if x.on_failure != y.on_failure:
+        return 0.0  # `make || rm -rf build` vs `make && rm -rf build`: opposite conditions
     if x.key != y.key:
         window = context_overlap(x.key, y.key) if x.view is None and y.view is None else None
         return window or 0.0

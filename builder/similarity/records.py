@@ -21,11 +21,13 @@ WHOLE = LineRange(1, None)
 @dataclass(frozen=True, slots=True)
 class Unit:
     """One unit of work: `key` is its identity, `view` the lines of its output (or, for a
-    read, of its file) that are shown; None is all of them."""
+    read, of its file) that are shown; None is all of them. `on_failure`: it runs only if
+    what precedes it fails (the right side of `||`)."""
 
     kind: str  # read, search, list, run, python, test, write, edit, vcs, output, submit, tool, text
     key: tuple
     view: tuple[LineRange, ...] | None = None
+    on_failure: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,3 +91,12 @@ def test_env_assignments_are_not_arguments() -> None:
 )
 def test_unquote_follows_shell_word_rules(word: str, expected: str) -> None:
     assert unquote(word) == expected
+
+
+def test_the_right_side_of_or_is_marked_as_run_on_failure() -> None:
+    script = parse_script("a && b || c; d | e || (f; g) && h")
+    marks = [(p.commands[0].name, p.on_failure) for p in script.pipelines]
+    assert marks == [
+        ("a", False), ("b", False), ("c", True), ("d", False), ("f", True), ("g", True),
+        ("h", False),
+    ]  # fmt: skip

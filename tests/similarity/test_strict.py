@@ -133,6 +133,25 @@ def test_one_identical_command_does_not_carry_a_different_one() -> None:
     assert semantic(sh(deleted.format(1165)), sh(deleted.format(1181))) == 0  # issue's (0.75)
 
 
+def test_what_runs_only_on_failure_is_not_what_runs_on_success() -> None:
+    """Bash runs the right side of `||` only when the left fails, of `&&` only when it succeeds
+    (bash manual, "Lists of Commands"). No real pair yet: in the 644 round-9 near misses every
+    `||` guards a `true` or an `echo`, which stay harmless; these were 1.0 before."""
+    assert semantic(sh("make || rm -rf build"), sh("make && rm -rf build")) == 0
+    assert semantic(sh("make || rm -rf build"), sh("make; rm -rf build")) == 0
+    assert (
+        semantic(
+            sh("pip install -e . || (cd src && make)"), sh("pip install -e . && (cd src && make)")
+        )
+        == 0
+    )
+    assert (
+        semantic(sh("grep -q x f || sed -i 's/a/b/' f"), sh("grep -q x f || sed -i 's/a/b/' f"))
+        == 1
+    )
+    assert semantic(sh("grep -rn x src || true"), sh("grep -rn x src")) == 1
+
+
 # 4. the aggregate cannot be outvoted: k of n references must agree
 
 
