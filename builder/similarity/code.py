@@ -16,6 +16,7 @@ import ast
 import contextlib
 import io
 import re
+import sys
 import tokenize
 from functools import lru_cache
 
@@ -46,8 +47,9 @@ def python_key(code: str, scratch: bool = False) -> str:
     changes nothing the program does (django-11451: the same file rewrite with and without it).
     `scratch` code (`python -c`, a script fed on stdin) is run for what it prints, so a
     print that shows values is reduced to those values: `print(a, b)` and
-    `print(f"Called with {a}, {b}")` show the same thing (django-13590). Prints of constants
-    only keep their text, and code written into files is compared whole.
+    `print(f"Called with {a}, {b}")` show the same thing (django-13590). A top-level print of
+    text only is a label and goes (`_top_label`); elsewhere prints of constants keep their
+    text, and code written into files is compared whole.
     """
     source = clean_body(code)
     try:
@@ -58,10 +60,25 @@ def python_key(code: str, scratch: bool = False) -> str:
         return "text:" + text_key(source)
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     used |= {_root(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    tree.body = [s for s in tree.body if not _unused_import(s, used)]
+    tree.body = [s for s in tree.body if not _unused_import(s, used, scratch)]
     if scratch:
+        tree.body = [s for s in tree.body if not _top_label(s)]
         tree = _PrintValues().visit(tree)
     return "ast:" + ast.dump(tree, include_attributes=False)
+
+
+def _top_label(statement: ast.stmt) -> bool:
+    """A top-level print of text only (`print('Testing fields=[] ->')`, `print('ALL TESTS
+    PASSED')`): it shows no value and only says the script got there, which the next
+    statements' output or traceback says too. Inside a branch, loop or `try` it stays: there it
+    tells which way the code went (`print('patched')` vs `print('pattern not found')`)."""
+    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+        return False
+    call = statement.value
+    if not (isinstance(call.func, ast.Name) and call.func.id == "print") or call.keywords:
+        return False
+    texts = [a.values if isinstance(a, ast.JoinedStr) else [a] for a in call.args]
+    return all(isinstance(part, ast.Constant) for parts in texts for part in parts)
 
 
 class _PrintValues(ast.NodeTransformer):
@@ -118,9 +135,14 @@ def _root(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _unused_import(stmt: ast.stmt, used: set[str]) -> bool:
-    """A plain `import x` whose name is never used (`from x import y` is always kept)."""
+def _unused_import(stmt: ast.stmt, used: set[str], run: bool = False) -> bool:
+    """A plain `import x` whose name is never used (`from x import y` is always kept). In code
+    that is `run`, only the standard library's: importing anything else is itself a check
+    that it is installed (`import numpy; print('ok')` vs `import mpmath; ...`, sympy-22080)."""
     if not isinstance(stmt, ast.Import):
+        return False
+    roots = [alias.name.split(".")[0] for alias in stmt.names]
+    if run and not all(root in sys.stdlib_module_names for root in roots):
         return False
     return all((alias.asname or alias.name.split(".")[0]) not in used for alias in stmt.names)
 

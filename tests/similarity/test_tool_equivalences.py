@@ -295,3 +295,52 @@ def test_pytest_verbosity_counts_where_it_decides_what_is_listed() -> None:
     assert same(f"{fixtures} -vv", f"{fixtures} --verbose")
     # elsewhere -v is still the log only
     assert same("python -m pytest reproduce.py -v", "python -m pytest reproduce.py")
+
+
+_CHECK = """from app.forms import to_dict
+inst = make()
+{0}print(to_dict(inst)){1}
+{2}print(to_dict(inst, fields=[])){1}
+assert to_dict(inst, fields=[]) == {{}}
+print('ALL TESTS PASSED')
+"""
+
+
+def test_top_level_text_prints_are_labels_that_show_no_value() -> None:
+    # django-11163, round 9 design (GPT-5-mini): one script prints each label on its own line
+    # before the value, the other beside it; the same values and assertions
+    apart = _CHECK.format("print('fields=None -> expect a, b')\n", "", "print('fields=[] ->')\n")
+    beside = "\n".join(
+        line.replace("print(to_dict", "print('label ->', to_dict")
+        for line in _CHECK.format("", "", "").splitlines()
+    )
+    assert same(f"python3 - <<'PY'\n{apart}PY", f"python3 - <<'PY'\n{beside}\nPY")
+    assert same(f'python -c "{apart}"', f'python -c "{_CHECK.format("", "", "")}"')
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # inside a branch a text print says which way the code went
+        (
+            "python -c \"if ok():\n    print('patched')\nelse:\n    print('not found')\"",
+            "python -c \"if ok():\n    print('not found')\nelse:\n    print('patched')\"",
+        ),
+        # sympy-22080, round 2 design pair 8b0a0b2555cbcd5b: an unused import checks it installs
+        (
+            "python -c \"import numpy; print('installed')\"",
+            "python -c \"import mpmath; print('installed')\"",
+        ),
+        # a text print with `end=`/`file=` is kept whole
+        ("python -c \"print('x', end=''); f()\"", 'python -c "f()"'),
+    ],
+)
+def test_text_prints_that_say_something_stay(a: str, b: str) -> None:
+    assert not same(a, b)
+
+
+def test_an_unused_standard_library_import_changes_nothing_run() -> None:
+    # django-11451 (design, rounds 1-2): the same file rewrite with and without `import sys`
+    body = "path = 'a.py'\nlines = open(path).readlines()\nopen(path, 'w').writelines(lines)\n"
+    assert same(f'python3 -c "import sys\n{body}"', f'python3 -c "{body}"')
+    assert not same(f'python3 -c "import yaml\n{body}"', f'python3 -c "{body}"')
