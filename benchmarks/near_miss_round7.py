@@ -62,9 +62,16 @@ def main() -> None:
         taken = {r["key"] for r in picked}
         picked = draw([r for r in rows if r["key"] not in taken], len(rows))
         out = OUT.with_name("near_miss_r8")
-    out.mkdir(parents=True, exist_ok=True)
     files = {"sample.jsonl": picked} | ({"pool.jsonl": rows} if args.round == 7 else {})
-    for name, data in files.items():  # round 8 draws from round 7's pool: written once
+    write_draw(out, files, picked, rows)  # round 8 draws from round 7's pool: written once
+
+
+def write_draw(
+    out: Path, files: dict[str, list[dict]], picked: list[dict], rows: list[dict]
+) -> None:
+    """The drawn pairs and pool as JSONL, a context file a split for its labeller, and counts."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data)
         (out / name).write_text(text, encoding="utf-8")
     for split in ("design", "holdout"):  # one file a split: each has its own labeller

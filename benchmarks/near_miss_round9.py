@@ -16,7 +16,6 @@ is committed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -26,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from near_miss_mine import mine  # noqa: E402
-from near_miss_round6 import context  # noqa: E402
+from near_miss_round7 import write_draw  # noqa: E402
 from near_miss_sources import REPOS_ROUND9  # noqa: E402
 
 OUT = ROOT / ".bench" / "near_miss_r9"
@@ -54,19 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = mine(args.mirrors, OUT / "sources", 10, 0.8, 6000, repos=REPOS_ROUND9, shared=())
     picked = draw(rows)
-    OUT.mkdir(parents=True, exist_ok=True)
-    for name, data in {"sample.jsonl": picked, "pool.jsonl": rows}.items():
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data)
-        (OUT / name).write_text(text, encoding="utf-8")
-    for split in ("design", "holdout"):  # one file a split: each has its own labeller
-        of_split = [r for r in picked if r["split"] == split]
-        (OUT / f"context_{split}.md").write_text(context(of_split), encoding="utf-8")
-    pool = Counter(r["category"] for r in rows)
-    counts = Counter((r["category"], r["split"]) for r in picked)
-    print(f"{len(rows)} near misses, {len(picked)} drawn")
-    for cat in sorted(pool):
-        print(f"{cat:<10}{pool[cat]:>7}{counts[(cat, 'design')]:>5}{counts[(cat, 'holdout')]:>5}")
-
+    write_draw(OUT, {"sample.jsonl": picked, "pool.jsonl": rows}, picked, rows)
 
 if __name__ == "__main__":
     sys.exit(main())
