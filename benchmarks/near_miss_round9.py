@@ -55,5 +55,6 @@ def main() -> None:
     picked = draw(rows)
     write_draw(OUT, {"sample.jsonl": picked, "pool.jsonl": rows}, picked, rows)
 
+
 if __name__ == "__main__":
     sys.exit(main())
