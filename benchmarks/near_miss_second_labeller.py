@@ -1,8 +1,8 @@
 """Agreement of a second, blind labeller with the near-miss benchmark's labels.
 
 Run: `python benchmarks/near_miss_second_labeller.py [--labels FILE.tsv]`, or `--draw
-rounds1-4|round5|round6|round7` to write a sample as its labeller saw it (no label) to
-`.bench/near_miss_second` (rounds 6 and 7 with the messages around each pair, `roundN.md`, as
+rounds1-4|round5|round6|round7|round9` to write a sample as its labeller saw it (no label) to
+`.bench/near_miss_second` (rounds 6, 7 and 9 with the messages around each pair, `roundN.md`, as
 their first labellers had them).
 
 Every split of every round had one labeller, so nothing said how far the labels themselves can
@@ -34,10 +34,12 @@ from near_miss_sources import cached_file  # noqa: E402
 BENCH = ROOT / "tests" / "similarity" / "near_misses"
 # round 7 is rebuilt, not committed (its source states no licence: near_miss_round7.py)
 ROUND7 = ROOT / ".bench" / "near_miss_r7" / "pairs_round7.jsonl"
+ROUND9 = ROOT / ".bench" / "near_miss_r9" / "pairs_round9.jsonl"  # the same: no licence
 LABELS = Path(__file__).resolve().parent / "near_miss_second_labels.tsv"
 # the samples: rounds 1-4 (every "same" and 70 others), round 5 (every "same", 40 others) of
 # the mini-swe-agent runs, round 6 (every "same", 27 others) of the OpenHands runs and round 7
-# (every "same", 30 others) of the SWE-agent runs
+# (every "same", 30 others) of the SWE-agent runs, round 9 (every "same", 30 others) of the
+# GPT-5-mini runs
 SAMPLES = {
     "rounds1-4": (
         [BENCH / "pairs.jsonl", *(BENCH / f"pairs_round{n}.jsonl" for n in (2, 3, 4))],
@@ -47,6 +49,7 @@ SAMPLES = {
     "round5": ([BENCH / "pairs_round5.jsonl"], 40, "gruckion/"),
     "round6": ([BENCH / "pairs_round6.jsonl"], 27, "All-Hands-AI/"),
     "round7": ([ROUND7], 30, "lgetter/"),
+    "round9": ([ROUND9], 30, "RussellRyanH/"),
 }
 
 
@@ -104,13 +107,14 @@ def main() -> None:
         rows = draw(*SAMPLES[args.draw])
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
         print(f"wrote {len(rows)} pairs to {out}")
-        if args.draw in ("round6", "round7"):
+        if args.draw in ("round6", "round7", "round9"):
             text = context([r | {"split": "holdout"} for r in rows])
             out.with_suffix(".md").write_text(text, encoding="utf-8")
         return
     second = hand_labels(args.labels)
     bench = {}
-    for path in [*sorted(BENCH.glob("pairs*.jsonl")), *([ROUND7] if ROUND7.exists() else [])]:
+    rebuilt = [path for path in (ROUND7, ROUND9) if path.exists()]
+    for path in [*sorted(BENCH.glob("pairs*.jsonl")), *rebuilt]:
         for line in path.open(encoding="utf-8"):
             row = json.loads(line)
             bench[row["key"]] = row
