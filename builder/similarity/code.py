@@ -144,7 +144,7 @@ def _unused_import(stmt: ast.stmt, used: set[str], run: bool = False) -> bool:
     roots = [alias.name.split(".")[0] for alias in stmt.names]
     if run and not all(root in sys.stdlib_module_names for root in roots):
         return False
-    return all((alias.asname or alias.name.split(".")[0]) not in used for alias in stmt.names)
+    return all((a.asname or root) not in used for a, root in zip(stmt.names, roots, strict=True))
 
 
 def content_key(text: str, path: str | None = None) -> str:

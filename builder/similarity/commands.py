@@ -42,7 +42,6 @@ from builder.similarity.writes import echo_key, file_operation_key, submit_key, 
 _SYSTEM_BIN = ("/usr/bin/", "/bin/")
 _GIT_ALIASES = {"--staged": "--cached", "--patch": "-p", "-u": "-p"}
 _RECURSIVE = frozenset({"-r", "-R", "--recursive"})
-_ERE = frozenset({"-E"})
 _OTHER_SYNTAX = frozenset({"-F", "-P", "-G"})  # and `-f FILE`: patterns not on the line
 _FIND_ORDERED = frozenset(
     {
@@ -71,7 +70,7 @@ def _grep(cmd: SimpleCommand) -> Key:
     flags, patterns = key[3], key[2]
     other = flags & _OTHER_SYNTAX or any(f.startswith("-f=") for f in flags)
     if key[1] == "grep" and patterns and not other:
-        errors = {compile_error(p, ere=bool(flags & _ERE)) for p in patterns}
+        errors = {compile_error(p, ere="-E" in flags) for p in patterns}
         if None not in errors and len(errors) == 1:
             return ("search", "grep-error", tuple(errors), frozenset(), ("-",))
     return key

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from builder.ingest.formats.base import shell_action
+from builder.similarity.argv import flags_of
 from builder.similarity.bashparse import split_commands
 from builder.similarity.compare import semantic
 from builder.similarity.grep_errors import compile_error
@@ -63,11 +64,11 @@ def _grep_patterns() -> set[str]:
 def _patterns_of(command: str) -> list[str]:
     out = []
     for cmd in split_commands(command):
-        if cmd.name != "grep" or not cmd.args:
+        if cmd.name != "grep":
             continue
-        args = [a for a in cmd.args if not a.startswith("-")]
-        if "-e" not in cmd.args and args:
-            out.append(args[0])
+        flags, positional = flags_of("grep", cmd.args, cmd.cwd)
+        given = [f.split("=", 1)[1] for f in flags if f.startswith("-e=")]
+        out += given or positional[:1]
     return out
 
 
