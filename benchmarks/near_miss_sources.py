@@ -181,7 +181,9 @@ def materialise(
 # where `near_miss_mine.py` cached the trajectory files it read (one folder per run of it)
 CACHES = tuple(
     ROOT / ".bench" / name / "sources"
-    for name in ("near_miss", "near_miss_r2", "near_miss_r6", "near_miss_r7", "near_miss_r9")
+    for name in (
+        "near_miss", "near_miss_r2", "near_miss_r6", "near_miss_r7", "near_miss_r9", "near_miss_r10"
+    )
 )
 
 
