@@ -70,10 +70,11 @@ def main() -> None:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = parser.parse_args()
     seen = labelled_keys()
+    cache = OUT / "sources"
     rows = [
         r
         for repos in (REPOS[:1], REPOS_ROUND7, REPOS_ROUND9)
-        for r in mine(args.mirrors, OUT / "sources", WINDOW, MIN_RATIO, 6000, repos=repos, shared=())
+        for r in mine(args.mirrors, cache, WINDOW, MIN_RATIO, 6000, repos=repos, shared=())
         if r["category"] in CATEGORIES and r["key"] not in seen
     ]
     picked = draw(rows)

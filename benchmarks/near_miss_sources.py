@@ -182,7 +182,12 @@ def materialise(
 CACHES = tuple(
     ROOT / ".bench" / name / "sources"
     for name in (
-        "near_miss", "near_miss_r2", "near_miss_r6", "near_miss_r7", "near_miss_r9", "near_miss_r10"
+        "near_miss",
+        "near_miss_r2",
+        "near_miss_r6",
+        "near_miss_r7",
+        "near_miss_r9",
+        "near_miss_r10",
     )
 )
 
