@@ -318,11 +318,21 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
                 number = len(server.requests)
                 server.in_flight += 1
                 server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+            self._started: float | None = started
             try:
                 self._answer(body, number)
             except (BrokenPipeError, ConnectionResetError):
                 pass
             finally:
+                self._leave()
+
+        def _leave(self) -> None:
+            """The request stops being in flight when its answer goes out, not when this thread
+            next runs: once the client has the answer it may send its next request on another
+            connection before this thread reaches its `finally`, and counting until then showed
+            one more in flight than the client ever had (seen on a loaded 2-core CI run)."""
+            started, self._started = getattr(self, "_started", None), None
+            if started is not None:
                 with server.lock:
                     server.in_flight -= 1
                     server.intervals.append((started, time.perf_counter()))
@@ -388,6 +398,7 @@ def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
+            self._leave()  # before the body: the client cannot finish reading before it
             self.wfile.write(payload)
             self.wfile.flush()
 
