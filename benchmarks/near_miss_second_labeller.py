@@ -1,8 +1,8 @@
 """Agreement of a second, blind labeller with the near-miss benchmark's labels.
 
 Run: `python benchmarks/near_miss_second_labeller.py [--labels FILE.tsv]`, or `--draw
-rounds1-4|round5|round6|round7|round9|round10` to write a sample as its labeller saw it (no
-label) to `.bench/near_miss_second` (rounds 6, 7, 9 and 10 with the messages around each pair,
+rounds1-4|round5|round6|round7|round9|round10|round11` to write a sample as its labeller saw it (no
+label) to `.bench/near_miss_second` (rounds 6, 7 and 9-11 with the messages around each pair,
 `roundN.md`, as their first labellers had them).
 
 Every split of every round had one labeller, so nothing said how far the labels themselves can
@@ -36,11 +36,12 @@ BENCH = ROOT / "tests" / "similarity" / "near_misses"
 ROUND7 = ROOT / ".bench" / "near_miss_r7" / "pairs_round7.jsonl"
 ROUND9 = ROOT / ".bench" / "near_miss_r9" / "pairs_round9.jsonl"  # the same: no licence
 ROUND10 = ROOT / ".bench" / "near_miss_r10" / "pairs_round10.jsonl"  # rounds 1, 7 and 9's
+ROUND11 = ROOT / ".bench" / "near_miss_r11" / "pairs_round11.jsonl"  # the same sources
 LABELS = Path(__file__).resolve().parent / "near_miss_second_labels.tsv"
 # the samples: rounds 1-4 (every "same" and 70 others), round 5 (every "same", 40 others) of
 # the mini-swe-agent runs, round 6 (every "same", 27 others) of the OpenHands runs and round 7
 # (every "same", 30 others) of the SWE-agent runs, round 9 (every "same", 30 others) of the
-# GPT-5-mini runs, round 10 (every "same", 30 others) of all three
+# GPT-5-mini runs, rounds 10 and 11 (every "same", 30 others) of all three
 SAMPLES = {
     "rounds1-4": (
         [BENCH / "pairs.jsonl", *(BENCH / f"pairs_round{n}.jsonl" for n in (2, 3, 4))],
@@ -52,6 +53,7 @@ SAMPLES = {
     "round7": ([ROUND7], 30, "lgetter/"),
     "round9": ([ROUND9], 30, "RussellRyanH/"),
     "round10": ([ROUND10], 30, ""),
+    "round11": ([ROUND11], 30, ""),
 }
 
 
@@ -109,13 +111,13 @@ def main() -> None:
         rows = draw(*SAMPLES[args.draw])
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
         print(f"wrote {len(rows)} pairs to {out}")
-        if args.draw in ("round6", "round7", "round9", "round10"):
+        if args.draw in ("round6", "round7", "round9", "round10", "round11"):
             text = context([r | {"split": "holdout"} for r in rows])
             out.with_suffix(".md").write_text(text, encoding="utf-8")
         return
     second = hand_labels(args.labels)
     bench = {}
-    rebuilt = [path for path in (ROUND7, ROUND9, ROUND10) if path.exists()]
+    rebuilt = [p for p in (ROUND7, ROUND9, ROUND10, ROUND11) if p.exists()]
     for path in [*sorted(BENCH.glob("pairs*.jsonl")), *rebuilt]:
         for line in path.open(encoding="utf-8"):
             row = json.loads(line)
