@@ -20,7 +20,6 @@ import argparse
 import csv
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from near_miss_mine import mine  # noqa: E402
-from near_miss_round7 import write_draw  # noqa: E402
+from near_miss_round7 import by_category, capped, run_of, write_draw  # noqa: E402
 from near_miss_sources import REPOS, REPOS_ROUND7, REPOS_ROUND9  # noqa: E402
 
 OUT = ROOT / ".bench" / "near_miss_r10"
@@ -53,16 +52,9 @@ def labelled_keys() -> set[str]:
 def draw(rows: list[dict]) -> list[dict]:
     """Every alike pair, then less alike ones in key order, at most PER_RUN a run."""
     alike = [r for r in rows if r["ratio"] >= ALIKE]
-    taken = Counter(r["source"].rsplit("/m", 1)[0] for r in alike)
-    out = list(alike)
-    for row in sorted((r for r in rows if r["ratio"] < ALIKE), key=lambda r: r["key"]):
-        run = row["source"].rsplit("/m", 1)[0]
-        if len(out) >= TOTAL:
-            break
-        if taken[run] < PER_RUN:
-            taken[run] += 1
-            out.append(row)
-    return sorted(out, key=lambda r: (r["category"], r["key"]))
+    others = (r for r in rows if r["ratio"] < ALIKE)
+    rest = capped(others, PER_RUN, TOTAL - len(alike), map(run_of, alike))
+    return by_category(alike + rest)
 
 
 def main() -> None:

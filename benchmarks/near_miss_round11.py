@@ -16,35 +16,23 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from near_miss_round7 import write_draw  # noqa: E402
+from near_miss_round7 import by_category, capped, run_of, write_draw  # noqa: E402
 
 ROUND10 = ROOT / ".bench" / "near_miss_r10"
 OUT = ROOT / ".bench" / "near_miss_r11"
 TOTAL, PER_RUN = 400, 2
 
 
-def _run(row: dict) -> str:
-    return row["source"].rsplit("/m", 1)[0]
-
-
 def draw(pool: list[dict], earlier: list[dict]) -> list[dict]:
     """Pairs of the pool not drawn before, in key order, at most PER_RUN a run in all."""
-    taken = Counter(_run(r) for r in earlier)
     done = {r["key"] for r in earlier}
-    out = []
-    for row in sorted((r for r in pool if r["key"] not in done), key=lambda r: r["key"]):
-        if len(out) >= TOTAL:
-            break
-        if taken[_run(row)] < PER_RUN:
-            taken[_run(row)] += 1
-            out.append(row)
-    return sorted(out, key=lambda r: (r["category"], r["key"]))
+    fresh = (r for r in pool if r["key"] not in done)
+    return by_category(capped(fresh, PER_RUN, TOTAL, map(run_of, earlier)))
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,16 +38,34 @@ OUT = ROOT / ".bench" / "near_miss_r7"
 CATEGORIES = ("run", "test")
 
 
+def run_of(row: dict) -> str:
+    """The trajectory a mined pair comes from (its source without the message indices)."""
+    return row["source"].rsplit("/m", 1)[0]
+
+
+def capped(
+    rows: Iterable[dict], per_run: int, limit: int | None = None, taken: Iterable[str] = ()
+) -> list[dict]:
+    """Rows in key (hash) order, at most `per_run` a run counting the runs in `taken` (drawn
+    before), at most `limit` in all: how every round from 7 on draws from its pool."""
+    counts = Counter(taken)
+    out: list[dict] = []
+    for row in sorted(rows, key=lambda r: r["key"]):
+        if limit is not None and len(out) >= limit:
+            break
+        if counts[run_of(row)] < per_run:
+            counts[run_of(row)] += 1
+            out.append(row)
+    return out
+
+
+def by_category(rows: list[dict]) -> list[dict]:
+    return sorted(rows, key=lambda r: (r["category"], r["key"]))
+
+
 def draw(rows: list[dict], per_trajectory: int) -> list[dict]:
     """The rows of CATEGORIES, at most `per_trajectory` a run, in key (hash) order."""
-    taken: Counter[str] = Counter()
-    out = []
-    for row in sorted(rows, key=lambda r: r["key"]):
-        run = row["source"].rsplit("/m", 1)[0]
-        if row["category"] in CATEGORIES and taken[run] < per_trajectory:
-            taken[run] += 1
-            out.append(row)
-    return sorted(out, key=lambda r: (r["category"], r["key"]))
+    return by_category(capped((r for r in rows if r["category"] in CATEGORIES), per_trajectory))
 
 
 def main() -> None:

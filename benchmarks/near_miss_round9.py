@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from near_miss_mine import mine  # noqa: E402
-from near_miss_round7 import write_draw  # noqa: E402
+from near_miss_round7 import by_category, capped, write_draw  # noqa: E402
 from near_miss_sources import REPOS_ROUND9  # noqa: E402
 
 OUT = ROOT / ".bench" / "near_miss_r9"
@@ -34,17 +33,8 @@ READS = 40  # of 540 read pairs (mostly `nl | sed -n` windows): a sample, at mos
 
 def draw(rows: list[dict]) -> list[dict]:
     """Every pair but reads; READS of those, at most 2 a run, in key (hash) order."""
-    taken: Counter[str] = Counter()
-    out = []
-    for row in sorted(rows, key=lambda r: r["key"]):
-        run = row["source"].rsplit("/m", 1)[0]
-        if row["category"] != "read":
-            out.append(row)
-        elif taken["read"] < READS and taken[run] < 2:
-            taken["read"] += 1
-            taken[run] += 1
-            out.append(row)
-    return sorted(out, key=lambda r: (r["category"], r["key"]))
+    reads = capped((r for r in rows if r["category"] == "read"), 2, READS)
+    return by_category([r for r in rows if r["category"] != "read"] + reads)
 
 
 def main() -> None:
