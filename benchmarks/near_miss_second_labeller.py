@@ -111,13 +111,13 @@ def main() -> None:
         rows = draw(*SAMPLES[args.draw])
         out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
         print(f"wrote {len(rows)} pairs to {out}")
-        if args.draw in ("round6", "round7", "round9", "round10", "round11"):
+        if args.draw not in ("rounds1-4", "round5"):  # the rest had the messages around each pair
             text = context([r | {"split": "holdout"} for r in rows])
             out.with_suffix(".md").write_text(text, encoding="utf-8")
         return
     second = hand_labels(args.labels)
     bench = {}
-    rebuilt = [p for p in (ROUND7, ROUND9, ROUND10, ROUND11) if p.exists()]
+    rebuilt = sorted((ROOT / ".bench").glob("near_miss_r*/pairs_round*.jsonl"))  # if rebuilt
     for path in [*sorted(BENCH.glob("pairs*.jsonl")), *rebuilt]:
         for line in path.open(encoding="utf-8"):
             row = json.loads(line)
