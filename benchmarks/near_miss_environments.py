@@ -4,8 +4,9 @@ Run: `python benchmarks/near_miss_environments.py FILE.jsonl ... [--mirrors /wor
 (rewrites the files in place; the sources must be fetched, as for `near_miss_mine.py`).
 
 Each pair gets `env_a` and `env_b` (`builder.similarity.environment.Environment.as_dict`): the
-digests of the scripts the agent wrote before that turn, the epoch, and the interpreters the
-log shows without pytest. The later side plays the candidate: the gate never has a
+digests of the scripts the agent wrote before that turn, the interpreters the
+log shows without pytest, and (for the earlier side) the pytest run its own output shows
+passing every test (`passed`). The later side plays the candidate: the gate never has a
 candidate's output, so the outcome of that turn is not read (`unseen`). The earlier side's
 outcome is read, as the gate reads the logged reference's and the agent had read it by the
 later turn. Only digests and interpreter names are stored, no text of the source.

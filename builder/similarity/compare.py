@@ -19,6 +19,7 @@ agent's own reference samples say how it varies on the raw context, and the gate
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from builder.errors import ConfigError
 from builder.ingest.formats.base import SHELL_TOOLS
@@ -61,6 +62,9 @@ def semantic_in(env_a: Environment, env_b: Environment | None = None) -> Similar
     other = env_a if env_b is None else env_b
     if env_a == EMPTY and other == EMPTY:
         return semantic
+    if env_a.passed != other.passed:  # what the reference's output proves holds for both sides
+        proved = env_a.passed | other.passed
+        env_a, other = replace(env_a, passed=proved), replace(other, passed=proved)
 
     def situated_semantic(a: Action, b: Action) -> float:
         if other == env_a and semantic(a, b) == 1.0:

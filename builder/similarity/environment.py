@@ -14,6 +14,10 @@ building a dataset is offline, so the whole log is there when a step is judged:
   copies under another name). A script the log shows written whole is known by its code (the
   syntax tree `code.python_key` compares, comments and unused imports left out) instead of its
   name; one edited in place after that is known only as "this version of this file".
+- **What the logged action printed.** When the step is judged, the log's own next action has
+  run: a pytest run of it that passes every selected test proves the same selection passes
+  whatever options act only on failures (`-x`, `--tb`: `outcomes`). Only that turn's output
+  counts, and a candidate's never (`unseen`).
 - **Not the edits between.** Runs of one script before and after an edit elsewhere are
   not told apart: the gate judges a candidate and its references at one step, where nothing
   happened between them. (An epoch counting edits and installs between two turns was tried
@@ -35,6 +39,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from builder.similarity.outcomes import as_passing, passing_runs
 from builder.similarity.records import Unit
 
 UNAVAILABLE = ("unavailable", "pytest")
@@ -51,20 +56,26 @@ _PIP_PYTEST = re.compile(r"^pytest(?:[<>=!~\[;].*)?$")
 @dataclass(frozen=True, slots=True)
 class Environment:
     """The sandbox before one turn acts: the code of the files the agent wrote whole (by
-    path, a digest of `python_key`) and the interpreters a pytest run fails in ("python" is
-    the environment's own and the `pytest` script; else the interpreter's path)."""
+    path, a digest of `python_key`), the interpreters a pytest run fails in ("python" is
+    the environment's own and the `pytest` script; else the interpreter's path), and the
+    test runs the turn's own logged output proves all-passing (`outcomes.passing_runs`)."""
 
     scripts: dict[str, str] = field(default_factory=dict)
     missing: frozenset[str] = frozenset()
+    passed: frozenset[str] = frozenset()
 
     def as_dict(self) -> dict:
-        return {"scripts": dict(sorted(self.scripts.items())), "missing": sorted(self.missing)}
+        row: dict = {"scripts": dict(sorted(self.scripts.items())), "missing": sorted(self.missing)}
+        if self.passed:
+            row["passed"] = sorted(self.passed)
+        return row
 
     @classmethod
     def from_dict(cls, row: dict) -> Environment:
         return cls(
             {str(k): str(v) for k, v in dict(row.get("scripts", {})).items()},
             frozenset(str(m) for m in row.get("missing", ())),
+            frozenset(str(p) for p in row.get("passed", ())),
         )
 
 
@@ -149,15 +160,19 @@ def _outcome(turn: Turn) -> tuple[str, bool] | None:
 
 
 def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment]:
-    """The environment before each turn, and after the last one. Outcomes of the `unseen`
-    turns are not read (a benchmark pair's candidate side: the gate never has its output)."""
+    """The environment before each turn (with what that turn's own output proves), and after
+    the last one. Outcomes of the `unseen` turns are not read (a benchmark pair's candidate
+    side: the gate never has its output)."""
     hidden = set(unseen)
     envs: list[Environment] = []
     env = EMPTY
     installs = [0] * (len(turns) + 1)  # pytest installs before turn i
     outcomes: list[tuple[int, str, bool]] = []
+    passed: list[frozenset[str]] = []
     for i, turn in enumerate(turns):
         envs.append(env)
+        commands = [k for u in turn.units for k in _commands(u)]
+        passed.append(frozenset() if i in hidden else passing_runs(commands, turn.observation))
         installs[i + 1] = installs[i] + any(
             _installs_pytest(k) for u in turn.units for k in _commands(u)
         )
@@ -168,7 +183,11 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
         if turn.texts:
             env = replace(env, scripts={**env.scripts, **dict(turn.texts)})
     envs.append(env)
-    return [replace(e, missing=_missing_at(i, outcomes, installs)) for i, e in enumerate(envs)]
+    passed.append(frozenset())
+    return [
+        replace(e, missing=_missing_at(i, outcomes, installs), passed=passed[i])
+        for i, e in enumerate(envs)
+    ]
 
 
 def _missing_at(i: int, outcomes: list[tuple[int, str, bool]], installs: list[int]) -> frozenset:
@@ -193,6 +212,7 @@ def _situated_key(key: tuple, env: Environment) -> tuple:
     runner = runner_of(key)
     if runner is not None and runner in env.missing:
         return UNAVAILABLE
+    key = as_passing(key, env.passed)
     if key[:2] == ("run", "script") and len(key) > 2 and key[2] in env.scripts:
         return (*key[:2], _file(key[2], env), *key[3:])
     if runner is not None and len(key) > 2 and isinstance(key[2], tuple):
