@@ -124,6 +124,27 @@ REPOS_ROUND9 = (
         "none stated: not committed",
     ),
 )
+# round 12: SWE-agent 0.x (2024: `open`, `goto`, `edit`, `search_file` commands in a bash
+# block) with five models on Multi-SWE-bench's Java tasks, as the Multi-SWE-bench team
+# published them. Found after stop 44, to look at the gate as it ships on models, a harness
+# version and a language no rule was written from. No licence is stated: not committed.
+ROUND12_COMMIT = "89888f1604001fcd80b0799a37af42a1bfebfd8f"
+REPOS_ROUND12 = tuple(
+    RepoSource(
+        "multi-swe-bench/experiments",
+        ROUND12_COMMIT,
+        f"evaluation/java/verified/20240825_SWE-agent_{model}/trajs/*.traj",
+        f"SWE-agent 0.x ({model}, Multi-SWE-bench Java)",
+        "none stated: not committed",
+    )
+    for model in (
+        "gpt-4o-2024-05-13",
+        "gpt-4o-mini-2024-07-18",
+        "deepseek-chat-v2",
+        "deepseek-coder-v2",
+        "doubao-pro-128k",
+    )
+)
 # the shared samples not already covered by a repository above (see their SOURCES.md)
 SHARED_FILES = (
     "openhands-v0/basic.json",
@@ -188,6 +209,7 @@ CACHES = tuple(
         "near_miss_r7",
         "near_miss_r9",
         "near_miss_r10",
+        "near_miss_r12",
     )
 )
 
