@@ -30,6 +30,7 @@ from near_miss_sources import (  # noqa: E402
     REPOS_ROUND6,
     REPOS_ROUND7,
     REPOS_ROUND9,
+    REPOS_ROUND12,
     SHARED,
     RepoSource,
     _git,
@@ -51,7 +52,7 @@ def local_file(label: str, mirrors: Path, cache: Path) -> Path:
     repo_at, path = label.split(":", 1)
     repo, short = repo_at.split("@")
     source = next(
-        (s for s in (*REPOS, *REPOS_ROUND6, *REPOS_ROUND7, *REPOS_ROUND9)
+        (s for s in (*REPOS, *REPOS_ROUND6, *REPOS_ROUND7, *REPOS_ROUND9, *REPOS_ROUND12)
          if s.repo == repo and s.commit.startswith(short)),
         None,
     )  # fmt: skip
