@@ -24,12 +24,14 @@ from builder.similarity.effects import without_repeated_effects
 from builder.similarity.features import pipeline_features
 from builder.similarity.flags import shown_flags
 from builder.similarity.heredocs import as_bash_reads
-from builder.similarity.normalize import collapse_ws, program, split_flags
+from builder.similarity.normalize import collapse_ws, program, resolve, split_flags
 from builder.similarity.programs import command_features
 from builder.similarity.pythonpath import python_env
 from builder.similarity.records import WHOLE, LineRange, Unit
 
 SETUP = frozenset({"export", "set", "source", ".", "true", ":", "clear", "sleep", "unset"})
+# setup commands that leave the shell as it was (the others change what later commands see)
+_NO_STATE = frozenset({"true", ":", "clear", "sleep"})
 _READERS = frozenset(
     {"cat", "nl", "head", "tail", "sed", "awk", "gawk", "less", "more", "bat", "open", "goto",
      "str_replace_editor"}
@@ -172,16 +174,23 @@ def shell_units(command: str) -> tuple[Unit, ...]:
         return (Unit("text", ("text", text)),) if text else ()
     env: dict[str, str] = {}
     units = []
+    state: list[tuple[str, ...]] = []
     for pipe in script.pipelines:
         first = pipe.commands[0]
         name = program(first.name)
         if len(pipe.commands) == 1 and name == "export":
-            env.update(_assignment(a) for a in first.env if "=" in a)
+            assigned = [_assignment(a) for a in first.env if "=" in a]
+            env.update(assigned)
+            state.append(("export", *sorted(f"{k}={v}" for k, v in assigned)))
             continue
         if len(pipe.commands) == 1 and (name in NAVIGATION or name in SETUP or name == "popd"):
+            if name not in _NO_STATE:
+                state.append((name, *(resolve(a, first.cwd) for a in first.args)))
             continue
         exported = tuple(f"{k}={v}" for k, v in env.items())
         unit = pipeline_unit(pipe, exported)
         units.append(replace(unit, on_failure=True) if pipe.on_failure else unit)
+    if not units and state:  # only the shell's state changes: that change is the action
+        return (Unit("state", ("state", tuple(state))),)
     shown = [u for u in units if u.kind != "output"]
     return without_repeated_effects(tuple(shown if shown else units))

@@ -24,7 +24,8 @@ class Unit:
     read, of its file) that are shown; None is all of them. `on_failure`: it runs only if
     what precedes it fails (the right side of `||`)."""
 
-    kind: str  # read, search, list, run, python, test, write, edit, vcs, output, submit, tool, text
+    kind: str  # read, search, list, run, python, test, write, edit, vcs, output, submit, tool,
+    # text, state (an action that only changes the shell: `cd d`, `export X=1`)
     key: tuple
     view: tuple[LineRange, ...] | None = None
     on_failure: bool = False
