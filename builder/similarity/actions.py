@@ -28,12 +28,13 @@ from schemas.steps import Action
 _SUBMIT_TEXT = frozenset({"message", "thought", "summary", "final_thought"})
 
 
-def action_units(action: Action) -> tuple[Unit, ...]:
-    """The units of an action, in order."""
+def action_units(action: Action, cwd: str | None = None) -> tuple[Unit, ...]:
+    """The units of an action, in order; shell commands run from `cwd` (a kept shell's
+    working directory, `environment.Environment.cwd`), else from the repository root."""
     if action.tool == TURN_TOOL:
-        return tuple(u for call in turn_calls(action) for u in action_units(call))
+        return tuple(u for call in turn_calls(action) for u in action_units(call, cwd))
     if action.command is not None or action.tool in SHELL_TOOLS:
-        return shell_units(action.command or "")
+        return shell_units(action.command or "", cwd)
     return tool_units(action.tool, action.arguments)
 
 

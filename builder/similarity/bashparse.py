@@ -75,6 +75,7 @@ class Script:
 
     ok: bool
     pipelines: tuple[Pipeline, ...]
+    cwd: str | None = None  # the `cd` target in force after the line (a kept shell stays there)
 
     @property
     def commands(self) -> tuple[SimpleCommand, ...]:
@@ -112,12 +113,13 @@ def unquote(text: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def parse_script(command: str) -> Script:
-    """Split a command into pipelines of simple commands, resolving `cd` prefixes (cached)."""
+def parse_script(command: str, cwd: str | None = None) -> Script:
+    """Split a command into pipelines of simple commands, resolving `cd` prefixes (cached);
+    `cwd` is where the shell already is (a harness that keeps one shell across turns)."""
     root = parse_tree(command).root_node
     out: list[Pipeline] = []
-    _walk(root, None, out)
-    return Script(ok=not root.has_error and bool(command.strip()), pipelines=tuple(out))
+    after = _walk(root, cwd, out)
+    return Script(ok=not root.has_error and bool(command.strip()), pipelines=tuple(out), cwd=after)
 
 
 def split_commands(command: str) -> tuple[SimpleCommand, ...]:

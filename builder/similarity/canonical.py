@@ -161,14 +161,21 @@ def _assignment(text: str) -> tuple[str, str]:
     return name, value
 
 
+def shell_cwd(command: str, cwd: str | None = None) -> str | None:
+    """Where a shell that started in `cwd` is after the line (its last `cd` outside a
+    subshell), for harnesses that keep one shell across turns."""
+    return parse_script(as_bash_reads(command), cwd).cwd
+
+
 @lru_cache(maxsize=16384)
-def shell_units(command: str) -> tuple[Unit, ...]:
-    """The units of a shell line, in order (cached: references meet many candidates)."""
+def shell_units(command: str, cwd: str | None = None) -> tuple[Unit, ...]:
+    """The units of a shell line, in order (cached: references meet many candidates), run
+    from `cwd` when a kept shell is not at the repository root."""
     swe_edit = _SWE_EDIT.match(command)
     if swe_edit:
         start, end, body = swe_edit.groups()
         return (Unit("edit", ("edit", "swe-edit", int(start), int(end), text_key(body))),)
-    script = parse_script(as_bash_reads(command))
+    script = parse_script(as_bash_reads(command), cwd)
     if not script.ok or not script.pipelines:
         text = collapse_ws(command)
         return (Unit("text", ("text", text)),) if text else ()

@@ -67,9 +67,10 @@ def semantic_in(env_a: Environment, env_b: Environment | None = None) -> Similar
         env_a, other = replace(env_a, passed=proved), replace(other, passed=proved)
 
     def situated_semantic(a: Action, b: Action) -> float:
-        if other == env_a and semantic(a, b) == 1.0:
+        if other == env_a and env_a.cwd is None and semantic(a, b) == 1.0:
             return 1.0
-        units_a, units_b = situated(action_units(a), env_a), situated(action_units(b), other)
+        units_a = situated(action_units(a, env_a.cwd), env_a)
+        units_b = situated(action_units(b, other.cwd), other)
         return round(compare_units(units_a, units_b), 6)
 
     return situated_semantic

@@ -18,6 +18,13 @@ building a dataset is offline, so the whole log is there when a step is judged:
   run: a pytest run of it that passes every selected test proves the same selection passes
   whatever options act only on failures (`-x`, `--tb`: `outcomes`). Only that turn's output
   counts, and a candidate's never (`unseen`).
+- **Where a kept shell is.** SWE-agent and OpenHands run every command in one shell that
+  lives across turns, so a `cd` stays: after `cd src/main`, `open F` and `open /repo/F` are
+  other files (round 12, jackson-databind-4468: the relative one is "not found").
+  `log_turns` follows the `cd`s of such harnesses (a failed `cd` moves nothing) and each
+  turn's environment carries the directory (`cwd`); relative paths are read from it.
+  mini-swe-agent runs each command in a fresh subshell, and Claude Code resets its shell to
+  the project directory, so theirs stay at the root.
 - **Not the edits between.** Runs of one script before and after an edit elsewhere are
   not told apart: the gate judges a candidate and its references at one step, where nothing
   happened between them. (An epoch counting edits and installs between two turns was tried
@@ -63,19 +70,24 @@ class Environment:
     scripts: dict[str, str] = field(default_factory=dict)
     missing: frozenset[str] = frozenset()
     passed: frozenset[str] = frozenset()
+    cwd: str | None = None  # where a shell kept across turns was left (`log_turns`)
 
     def as_dict(self) -> dict:
         row: dict = {"scripts": dict(sorted(self.scripts.items())), "missing": sorted(self.missing)}
         if self.passed:
             row["passed"] = sorted(self.passed)
+        if self.cwd is not None:
+            row["cwd"] = self.cwd
         return row
 
     @classmethod
     def from_dict(cls, row: dict) -> Environment:
+        cwd = row.get("cwd")
         return cls(
             {str(k): str(v) for k, v in dict(row.get("scripts", {})).items()},
             frozenset(str(m) for m in row.get("missing", ())),
             frozenset(str(p) for p in row.get("passed", ())),
+            None if cwd is None else str(cwd),
         )
 
 
@@ -90,6 +102,7 @@ class Turn:
     units: tuple[Unit, ...]
     observation: str = ""
     texts: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None  # where a shell kept across turns is when the turn starts
 
 
 def digest(content: object) -> str:
@@ -170,6 +183,7 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
     outcomes: list[tuple[int, str, bool]] = []
     passed: list[frozenset[str]] = []
     for i, turn in enumerate(turns):
+        env = replace(env, cwd=turn.cwd)
         envs.append(env)
         commands = [k for u in turn.units for k in _commands(u)]
         passed.append(frozenset() if i in hidden else passing_runs(commands, turn.observation))

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import OrderedDict
 
-from builder.ingest.formats.base import FormatAdapter
+from builder.ingest.formats.base import SHELL_TOOLS, FormatAdapter
 from builder.similarity.actions import action_units
+from builder.similarity.canonical import shell_cwd
 from builder.similarity.environment import Environment, Turn, digest, facts, strings_in
 from builder.similarity.file_texts import content_digest_key, edited, refused_create
+from builder.similarity.normalize import strip_root
 from builder.similarity.records import Unit
 from builder.steps.pairing import acting_turns
+from schemas.steps import Action
 from schemas.trajectories import TrajectoryRecord
+
+# bash's message when `cd` cannot go there: the shell stays where it was
+_FAILED_CD = re.compile(r"\bcd: [^\n]*: (?:No such file or directory|Not a directory)")
 
 
 def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int], list[Turn]]:
@@ -19,16 +26,21 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
     the messages answering it), in log order."""
     indices, turns = [], []
     texts: dict[str, str] = {}
+    kept = getattr(adapter, "persistent_shell", False)
+    cwd: str | None = None
     for turn in acting_turns(traj, adapter):
         if not turn.actions:
             continue
         observation = "\n".join(traj.messages[j].content for j in turn.observation_indices)
         units: list[Unit] = []
         known: dict[str, str] = {}
+        start = cwd
         for action in [] if turn.rejected else turn.actions:  # a rejected turn ran nothing
+            if kept and not _FAILED_CD.search(observation):
+                cwd = _cwd_after(action, cwd)
             if refused_create(texts, action, observation):
                 continue  # it wrote nothing
-            units += action_units(action)
+            units += action_units(action, start)
             change = edited(texts, action)
             if change is None:
                 touched = {s for u in action_units(action) if u.kind in ("write", "edit")
@@ -43,8 +55,15 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
                 texts[path] = text
                 known[path] = digest(content_digest_key(path, text))
         indices.append(turn.action_index)
-        turns.append(Turn(tuple(units), observation, tuple(sorted(known.items()))))
+        turns.append(Turn(tuple(units), observation, tuple(sorted(known.items())), start))
     return indices, turns
+
+
+def _cwd_after(action: Action, cwd: str | None) -> str | None:
+    if action.command is None and action.tool not in SHELL_TOOLS:
+        return cwd
+    after = shell_cwd(action.command or "", cwd)
+    return None if after is None or strip_root(after) == "." else after
 
 
 _CACHE: OrderedDict[tuple[str, int, int], tuple[list[int], list[Environment]]] = OrderedDict()

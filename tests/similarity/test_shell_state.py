@@ -1,4 +1,5 @@
-"""An action that only changes the shell is compared by that change.
+"""An action that only changes the shell is compared by that change, and a shell kept across
+turns is read from where it was left.
 
 SWE-agent, OpenHands and Claude Code keep one shell across turns, so `export JAVA_HOME=...`
 or `cd dir` on its own changes what every later command sees. Round 12's first look found the
@@ -10,10 +11,18 @@ jackson-databind-3851).
 
 from __future__ import annotations
 
+import json
+
 from builder.config.stages import GateConfig
 from builder.ingest.formats.base import shell_action
-from builder.similarity.compare import semantic
+from builder.ingest.formats.mini_swe_agent import ADAPTER as MINI
+from builder.ingest.formats.openhands_v0 import ADAPTER as OPENHANDS
+from builder.similarity.canonical import shell_cwd
+from builder.similarity.compare import semantic, semantic_in
+from builder.similarity.environment import Environment, facts
+from builder.steps.log_turns import log_turns
 from schemas.steps import Action
+from schemas.trajectories import Message, ToolCall, TrajectoryRecord
 
 THETA = GateConfig().threshold
 
@@ -52,3 +61,52 @@ def test_state_set_before_a_command_is_part_of_that_command_not_a_unit_of_its_ow
     assert semantic(a, b) < THETA
     same = sh("DJANGO_SETTINGS_MODULE=a python manage.py check")
     assert semantic(a, same) >= THETA
+
+
+# --- where a shell kept across turns is (SWE-agent, OpenHands) -------------------------------
+
+
+def _kept_shell_run(*commands: str, observations: tuple[str, ...] = ()) -> TrajectoryRecord:
+    messages = [Message("user", "task")]
+    for i, command in enumerate(commands):
+        call = ToolCall(f"c{i}", "execute_bash", json.dumps({"command": command}))
+        out = observations[i] if i < len(observations) else "ok"
+        messages += [Message("assistant", "", [call]), Message("tool", out, tool_call_id=f"c{i}")]
+    return TrajectoryRecord(
+        "t", "x", "x", 0, None, "openhands", None, None, "task", None, None, messages
+    )
+
+
+def test_a_cd_in_a_chain_moves_the_shell_but_one_in_a_subshell_does_not() -> None:
+    assert shell_cwd("cd src/main && ls") == "src/main"
+    assert shell_cwd("cd /testbed/src && ls", None) == "/testbed/src"
+    assert shell_cwd("ls", "src") == "src"
+    assert shell_cwd("(cd src && ls)") is None
+
+
+def test_relative_paths_are_read_from_where_the_kept_shell_is() -> None:
+    a, b = sh("cat Foo.java"), sh("cat /repo/Foo.java")
+    assert semantic(a, b) >= THETA  # both from the repository root
+    moved = semantic_in(Environment(cwd="/repo/src/main"))
+    assert moved(a, b) < THETA  # `src/main/Foo.java` is another file
+    assert moved(a, sh("cat /repo/src/main/Foo.java")) >= THETA
+    assert moved(a, a) == 1.0
+
+
+def test_the_log_carries_the_directory_a_kept_shell_was_left_in() -> None:
+    traj = _kept_shell_run(
+        "cd src/main && ls",
+        "cat Foo.java",
+        "cd nowhere",
+        "cat Bar.java",
+        "cd /repo",
+        "ls",
+        observations=("Foo.java", "x", "bash: cd: nowhere: No such file or directory"),
+    )
+    _, turns = log_turns(traj, OPENHANDS)
+    assert [t.cwd for t in turns] == [None, "src/main", "src/main", "src/main", "src/main", None]
+    envs = facts(turns)
+    assert envs[1].cwd == "src/main" and envs[5].cwd is None
+    # the same commands under a harness that gives every command a fresh subshell
+    _, fresh = log_turns(traj, MINI)
+    assert all(t.cwd is None for t in fresh)

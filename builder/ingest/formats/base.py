@@ -64,11 +64,15 @@ class BaseAdapter:
 
     `text_replies`: the harness answers every assistant turn with a user message, even one
     without an action (text-grammar harnesses); tool-call harnesses leave it False.
+    `persistent_shell`: the harness runs every command in one shell kept across turns, so a
+    `cd` moves later commands (SWE-agent, OpenHands); False where each command gets a fresh
+    subshell (mini-swe-agent) or the shell is reset to the project (Claude Code).
     """
 
     name = "base"
     harness = "unknown"
     text_replies = False
+    persistent_shell = False
 
     def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
         """Text harnesses reject a turn without an action; tool-call harnesses reject none."""

@@ -137,6 +137,7 @@ def _role(raw: Any) -> Any:
 class OpenHandsLLMLogAdapter(BaseAdapter):
     name = NAME
     harness = "openhands"
+    persistent_shell = True  # one bash session (tmux) for the whole run: a `cd` stays
 
     def detect(self, source: Source) -> bool:
         return _is_log(source.json_document())

@@ -42,6 +42,7 @@ NAME = "openhands-v0"
 class OpenHandsV0Adapter(BaseAdapter):
     name = NAME
     harness = "openhands"
+    persistent_shell = True  # one bash session (tmux) for the whole run: a `cd` stays
 
     def detect(self, source: Source) -> bool:
         value = source.first_value()

@@ -193,6 +193,7 @@ class _Builder:
 class OpenHandsV1Adapter(BaseAdapter):
     name = NAME
     harness = "openhands-sdk"
+    persistent_shell = True  # one terminal session for the whole conversation: a `cd` stays
 
     def detect(self, source: Source) -> bool:
         value = source.first_value()

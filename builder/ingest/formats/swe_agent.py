@@ -91,6 +91,7 @@ def _step_metadata(trajectory: Any) -> dict[str, Any]:
 class SweAgentAdapter(BaseAdapter):
     name = "swe-agent"
     harness = "swe-agent"
+    persistent_shell = True  # one bash session for the whole run: a `cd` stays
     text_replies = True
 
     def rejected(self, message: Message, actions: Sequence[Action]) -> bool:
