@@ -17,7 +17,6 @@ the runs is committed (no licence stated).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -25,8 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from near_miss_mine import mine  # noqa: E402
-from near_miss_round7 import by_category, capped, write_draw  # noqa: E402
+from near_miss_round7 import by_category, capped, draw_round  # noqa: E402
 from near_miss_sources import REPOS_ROUND12  # noqa: E402
 
 OUT = ROOT / ".bench" / "near_miss_r12"
@@ -49,12 +47,7 @@ def draw(rows: list[dict]) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    args = parser.parse_args()
-    rows = mine(args.mirrors, OUT / "sources", 10, 0.8, 6000, repos=REPOS_ROUND12, shared=())
-    picked = draw(rows)
-    write_draw(OUT, {"sample.jsonl": picked, "pool.jsonl": rows}, picked, rows)
+    draw_round(__doc__ or "", OUT, REPOS_ROUND12, draw)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +83,17 @@ def main() -> None:
         out = OUT.with_name("near_miss_r8")
     files = {"sample.jsonl": picked} | ({"pool.jsonl": rows} if args.round == 7 else {})
     write_draw(out, files, picked, rows)  # round 8 draws from round 7's pool: written once
+
+
+def draw_round(doc: str, out: Path, repos: tuple, draw: Callable[[list[dict]], list[dict]]) -> None:
+    """A round at round 1's miner settings (10 turns, ratio 0.8): mine `repos` from the
+    mirrors, draw, and write the sample, the pool and the labellers' context (rounds 9, 12)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    args = parser.parse_args()
+    rows = mine(args.mirrors, out / "sources", 10, 0.8, 6000, repos=repos, shared=())
+    picked = draw(rows)
+    write_draw(out, {"sample.jsonl": picked, "pool.jsonl": rows}, picked, rows)
 
 
 def write_draw(
