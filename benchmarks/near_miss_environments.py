@@ -19,7 +19,6 @@ import json
 import re
 import sys
 from collections import defaultdict
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +38,7 @@ from near_miss_sources import (  # noqa: E402
 
 from builder.ingest.formats import detect  # noqa: E402
 from builder.ingest.formats.source import Source  # noqa: E402
-from builder.similarity.environment import Environment, Turn, facts  # noqa: E402
+from builder.similarity.environment import facts  # noqa: E402
 from builder.steps.log_turns import log_turns  # noqa: E402
 from schemas.trajectories import TrajectoryRecord  # noqa: E402
 
@@ -85,21 +84,9 @@ def environments(path: Path, wanted: dict[str, list[dict]]) -> int:
             assert match is not None
             a, b = position[int(match["a"])], position[int(match["b"])]
             envs = facts(turns, unseen=(b,))
-            row["env_a"], row["env_b"] = _kept(envs[a], turns[a]), _kept(envs[b], turns[b])
+            row["env_a"], row["env_b"] = envs[a].as_dict(), envs[b].as_dict()
             done += 1
     return done
-
-
-def _kept(env: Environment, turn: Turn) -> dict:
-    """The environment as a pair keeps it: statement prefixes only of the scripts the turn
-    runs (the rest are never looked up, and would make the files large)."""
-    runs = {
-        k[2]
-        for u in turn.units
-        for k in (u.key if u.key and isinstance(u.key[0], tuple) else (u.key,))
-        if k[:2] == ("run", "script") and len(k) > 2
-    }
-    return replace(env, prefixes={p: d for p, d in env.prefixes.items() if p in runs}).as_dict()
 
 
 def main() -> None:

@@ -62,11 +62,9 @@ def semantic_in(env_a: Environment, env_b: Environment | None = None) -> Similar
     other = env_a if env_b is None else env_b
     if env_a == EMPTY and other == EMPTY:
         return semantic
-    if env_a.passed != other.passed or env_a.failed != other.failed:
-        # what the reference's output proves holds for both sides
-        proved, stops = env_a.passed | other.passed, env_a.failed | other.failed
-        env_a = replace(env_a, passed=proved, failed=stops)
-        other = replace(other, passed=proved, failed=stops)
+    if env_a.passed != other.passed:  # what the reference's output proves holds for both sides
+        proved = env_a.passed | other.passed
+        env_a, other = replace(env_a, passed=proved), replace(other, passed=proved)
 
     def situated_semantic(a: Action, b: Action) -> float:
         if other == env_a and env_a.cwd is None and semantic(a, b) == 1.0:

@@ -18,11 +18,6 @@ building a dataset is offline, so the whole log is there when a step is judged:
   run: a pytest run of it that passes every selected test proves the same selection passes
   whatever options act only on failures (`-x`, `--tb`: `outcomes`). Only that turn's output
   counts, and a candidate's never (`unseen`).
-- **Where a logged script stopped.** A run of a script whose text the log knows (written with
-  the editor) that ends in a traceback from a top-level statement proves every script with
-  the same statements up to that one prints the same (`failures`): `test_fix.py` and
-  `test_migration.py`, which stop at the same `class MyModel` (django-15380). Only that
-  turn's output counts; scripts written by a heredoc are not followed (their text is not kept).
 - **Where a kept shell is.** SWE-agent and OpenHands run every command in one shell that
   lives across turns, so a `cd` stays: after `cd src/main`, `open F` and `open /repo/F` are
   other files (round 12, jackson-databind-4468: the relative one is "not found").
@@ -76,10 +71,6 @@ class Environment:
     missing: frozenset[str] = frozenset()
     passed: frozenset[str] = frozenset()
     cwd: str | None = None  # where a shell kept across turns was left (`log_turns`)
-    # the agent's Python scripts by their statement prefixes (`failures.prefix_digests`), and
-    # the prefixes the turn's own output shows a script stop at (`failures.failed_prefix`)
-    prefixes: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    failed: frozenset[str] = frozenset()
 
     def as_dict(self) -> dict:
         row: dict = {"scripts": dict(sorted(self.scripts.items())), "missing": sorted(self.missing)}
@@ -87,10 +78,6 @@ class Environment:
             row["passed"] = sorted(self.passed)
         if self.cwd is not None:
             row["cwd"] = self.cwd
-        if self.prefixes:
-            row["prefixes"] = {k: list(v) for k, v in sorted(self.prefixes.items())}
-        if self.failed:
-            row["failed"] = sorted(self.failed)
         return row
 
     @classmethod
@@ -101,8 +88,6 @@ class Environment:
             frozenset(str(m) for m in row.get("missing", ())),
             frozenset(str(p) for p in row.get("passed", ())),
             None if cwd is None else str(cwd),
-            {str(k): tuple(map(str, v)) for k, v in dict(row.get("prefixes", {})).items()},
-            frozenset(str(f) for f in row.get("failed", ())),
         )
 
 
@@ -118,9 +103,6 @@ class Turn:
     observation: str = ""
     texts: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None  # where a shell kept across turns is when the turn starts
-    # statement prefixes of the Python scripts whose text is known once the turn has acted
-    prefixes: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    failed: str | None = None  # the prefix its own output shows its one script stop at
 
 
 def digest(content: object) -> str:
@@ -216,20 +198,8 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
             env = replace(env, scripts={**env.scripts, **dict(turn.texts)})
     envs.append(env)
     passed.append(frozenset())
-    known = [{}, *(dict(t.prefixes) for t in turns)]  # before turn i: after turn i - 1
-    failed = [
-        frozenset() if i in hidden or t.failed is None else frozenset({t.failed})
-        for i, t in enumerate(turns)
-    ]
-    failed.append(frozenset())
     return [
-        replace(
-            e,
-            missing=_missing_at(i, outcomes, installs),
-            passed=passed[i],
-            prefixes=known[i],
-            failed=failed[i],
-        )
+        replace(e, missing=_missing_at(i, outcomes, installs), passed=passed[i])
         for i, e in enumerate(envs)
     ]
 
@@ -257,10 +227,6 @@ def _situated_key(key: tuple, env: Environment) -> tuple:
     if runner is not None and runner in env.missing:
         return UNAVAILABLE
     key = as_passing(key, env.passed)
-    if key[:2] == ("run", "script") and len(key) > 2 and env.failed:
-        stop = next((d for d in env.prefixes.get(key[2], ()) if d in env.failed), None)
-        if stop is not None:  # it stops where a logged run stopped, before any difference
-            return (*key[:2], f"fails:{stop}", *key[3:])
     if key[:2] == ("run", "script") and len(key) > 2 and key[2] in env.scripts:
         return (*key[:2], _file(key[2], env), *key[3:])
     if runner is not None and len(key) > 2 and isinstance(key[2], tuple):

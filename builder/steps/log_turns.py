@@ -5,13 +5,11 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import OrderedDict
-from functools import lru_cache
 
 from builder.ingest.formats.base import SHELL_TOOLS, FormatAdapter
 from builder.similarity.actions import action_units
 from builder.similarity.canonical import shell_cwd
 from builder.similarity.environment import Environment, Turn, digest, facts, strings_in
-from builder.similarity.failures import failed_prefix, prefix_digests
 from builder.similarity.file_texts import content_digest_key, edited, refused_create
 from builder.similarity.normalize import strip_root
 from builder.similarity.records import Unit
@@ -57,27 +55,8 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
                 texts[path] = text
                 known[path] = digest(content_digest_key(path, text))
         indices.append(turn.action_index)
-        failed = _failed(units, texts, observation)
-        scripts = tuple(sorted((p, _prefixes(t)) for p, t in texts.items() if p.endswith(".py")))
-        turns.append(
-            Turn(tuple(units), observation, tuple(sorted(known.items())), start, scripts, failed)
-        )
+        turns.append(Turn(tuple(units), observation, tuple(sorted(known.items())), start))
     return indices, turns
-
-
-@lru_cache(maxsize=1024)
-def _prefixes(text: str) -> tuple[str, ...]:
-    return prefix_digests(text)
-
-
-def _failed(units: list[Unit], texts: dict[str, str], observation: str) -> str | None:
-    """The prefix a turn that runs one known script and nothing else shows it stop at."""
-    if len(units) != 1 or len(units[0].key) != 1 or not isinstance(units[0].key[0], tuple):
-        return None
-    key = units[0].key[0]
-    if key[:2] != ("run", "script") or len(key) < 3 or key[2] not in texts:
-        return None
-    return failed_prefix(key[2], texts[key[2]], observation)
 
 
 def _cwd_after(action: Action, cwd: str | None) -> str | None:
