@@ -34,15 +34,13 @@ TOTAL, PER_RUN = 320, 1  # a pair a run and category: spread over runs and model
 def draw(rows: list[dict]) -> list[dict]:
     """At most PER_RUN pairs of each category a run, in key order, up to a share of TOTAL
     a category (an equal share; what a small category leaves goes to the others in order)."""
-    categories = sorted({r["category"] for r in rows})
+    pools = {
+        c: capped((r for r in rows if r["category"] == c), PER_RUN)
+        for c in sorted({r["category"] for r in rows})
+    }  # `capped` with a limit is the same rows cut short
     picked: list[dict] = []
-    left = TOTAL
-    sizes = {c: len(capped((r for r in rows if r["category"] == c), PER_RUN)) for c in categories}
-    for n, cat in enumerate(sorted(categories, key=lambda c: sizes[c])):
-        share = left // (len(categories) - n)
-        got = capped((r for r in rows if r["category"] == cat), PER_RUN, share)
-        picked += got
-        left -= len(got)
+    for n, cat in enumerate(sorted(pools, key=lambda c: len(pools[c]))):
+        picked += pools[cat][: (TOTAL - len(picked)) // (len(pools) - n)]
     return by_category(picked)
 
 

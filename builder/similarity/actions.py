@@ -14,7 +14,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from builder.ingest.formats.base import SHELL_TOOLS, TURN_TOOL, canonical_json, turn_calls
+from builder.ingest.formats.base import TURN_TOOL, canonical_json, is_shell, turn_calls
 from builder.similarity import intent as it
 from builder.similarity.canonical import Unit, read_key, shell_units
 from builder.similarity.code import content_key, fragment_key, python_key
@@ -33,7 +33,7 @@ def action_units(action: Action, cwd: str | None = None) -> tuple[Unit, ...]:
     working directory, `environment.Environment.cwd`), else from the repository root."""
     if action.tool == TURN_TOOL:
         return tuple(u for call in turn_calls(action) for u in action_units(call, cwd))
-    if action.command is not None or action.tool in SHELL_TOOLS:
+    if is_shell(action):
         return shell_units(action.command or "", cwd)
     return tool_units(action.tool, action.arguments)
 

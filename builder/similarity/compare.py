@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from builder.errors import ConfigError
-from builder.ingest.formats.base import SHELL_TOOLS
+from builder.ingest.formats.base import is_shell
 from builder.similarity.actions import action_units
 from builder.similarity.canonical import Unit
 from builder.similarity.environment import EMPTY, Environment, situated
@@ -42,7 +42,7 @@ def exact(a: Action, b: Action) -> float:
 
 def normalized(a: Action, b: Action) -> float:
     """1.0 iff equal after whitespace/quoting/flag-order/path-prefix/JSON normalisation."""
-    if _is_shell(a) != _is_shell(b):
+    if is_shell(a) != is_shell(b):
         return 0.0
     return float(action_key(a) == action_key(b))
 
@@ -114,10 +114,6 @@ def get_similarity(name: str) -> Similarity:
     except KeyError:
         known = ", ".join(sorted(SIMILARITIES))
         raise ConfigError(f"unknown similarity {name!r}: use one of {known}") from None
-
-
-def _is_shell(action: Action) -> bool:
-    return action.command is not None or action.tool in SHELL_TOOLS
 
 
 def clear_caches() -> None:

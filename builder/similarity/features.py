@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
-from builder.ingest.formats.base import SHELL_TOOLS
+from builder.ingest.formats.base import is_shell
 from builder.similarity import intent as it
 from builder.similarity.bashparse import Pipeline, SimpleCommand, parse_script
 from builder.similarity.flags import shown_flags
@@ -46,7 +46,7 @@ _STDOUT_OPS = frozenset({">", ">>", "&>", "&>>", "1>", "1>>", ">|"})
 
 def action_features(action: Action) -> tuple[Features, ...]:
     """The units of work of an action (shell line or tool call)."""
-    if action.command is not None or action.tool in SHELL_TOOLS:
+    if is_shell(action):
         return shell_features(action.command or "")
     return tool_features(action.tool, action.arguments)
 

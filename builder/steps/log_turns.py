@@ -6,7 +6,7 @@ import re
 from bisect import bisect_left
 from collections import OrderedDict
 
-from builder.ingest.formats.base import SHELL_TOOLS, FormatAdapter
+from builder.ingest.formats.base import FormatAdapter, is_shell
 from builder.similarity.actions import action_units
 from builder.similarity.canonical import shell_cwd
 from builder.similarity.environment import Environment, Turn, digest, facts, strings_in
@@ -26,7 +26,7 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
     the messages answering it), in log order."""
     indices, turns = [], []
     texts: dict[str, str] = {}
-    kept = getattr(adapter, "persistent_shell", False)
+    kept = adapter.persistent_shell
     cwd: str | None = None
     for turn in acting_turns(traj, adapter):
         if not turn.actions:
@@ -40,10 +40,11 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
                 cwd = _cwd_after(action, cwd)
             if refused_create(texts, action, observation):
                 continue  # it wrote nothing
-            units += action_units(action, start)
+            action_u = action_units(action, start)
+            units += action_u
             change = edited(texts, action)
             if change is None:
-                touched = {s for u in action_units(action) if u.kind in ("write", "edit")
+                touched = {s for u in action_u if u.kind in ("write", "edit")
                            for s in strings_in(u.key)}  # fmt: skip
                 texts = {p: t for p, t in texts.items() if p not in touched}  # not kept
                 continue
@@ -60,7 +61,7 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
 
 
 def _cwd_after(action: Action, cwd: str | None) -> str | None:
-    if action.command is None and action.tool not in SHELL_TOOLS:
+    if not is_shell(action):
         return cwd
     after = shell_cwd(action.command or "", cwd)
     return None if after is None or strip_root(after) == "." else after

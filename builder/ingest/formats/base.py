@@ -30,6 +30,7 @@ class FormatAdapter(Protocol):
     name: str  # the value users pass to --format
     harness: str  # the agent harness that writes it
     text_replies: bool  # every assistant turn is answered by a user message (text grammars)
+    persistent_shell: bool  # one shell kept across turns: a `cd` moves later commands
 
     def detect(self, source: Source) -> bool:
         """True when the source is in this format (may parse it; the parse is cached)."""
@@ -95,6 +96,11 @@ SHELL_TOOLS = frozenset(
     {"bash", "execute_bash", "Bash", "shell", "terminal", "run", "TerminalAction", "run_shell"}
     | {"bash_command"}  # ATIF (Harbor) converters
 )
+
+
+def is_shell(action: Action) -> bool:
+    """Whether an action is a shell line (its `command`, or a shell tool's arguments)."""
+    return action.command is not None or action.tool in SHELL_TOOLS
 
 
 def canonical_json(value: Any) -> str:
