@@ -15,14 +15,30 @@ def _paths(args: list[str] | tuple[str, ...], cwd: str | None) -> frozenset[str]
     return frozenset(resolve(a, cwd) for a in args)
 
 
+# SWE-agent's file viewer shows WINDOW lines (100 in its default configs) starting
+# WINDOW/6 lines above the asked line, and never starts above line 1: `open F N` and `goto N`
+# show lines N-15 to N+84, so `open F`, `open F 1` and `open F 16` all show lines 1-100
+# (SWE-agent 0.x config/commands/defaults.sh: `open`, `goto`, `_constrain_line`, `_print`;
+# 1.x tools/windowed: `goto(line, mode="top")`, offset_multiplier 1/6). pydicom-1458 logs
+# `open numpy_handler.py 293` showing 273-372 (372 lines, clamped at the end).
+WINDOW = 100
+_ABOVE = WINDOW // 6 - 1
+
+
+def window_at(line: int) -> LineRange:
+    """The lines the viewer shows for `open F line` / `goto line` (the file's end unknown)."""
+    start = max(1, line - _ABOVE)
+    return LineRange(start, start + WINDOW - 1)
+
+
 def swe_open(prog: str, cmd: SimpleCommand) -> Features:
     pos = list(cmd.args)
     if prog == "goto" or not pos:
         line = to_int(pos[0]) if pos else None
-        rng = LineRange(max(1, line - 50), line + 50) if line else WHOLE
+        rng = window_at(line) if line else WHOLE
         return Features(intent=it.READ, verb="open", ranges=(rng,))
     line = to_int(pos[1]) if len(pos) > 1 else None
-    rng = LineRange(max(1, line - 50), line + 50) if line else LineRange(1, 100)
+    rng = window_at(line if line else 1)
     return Features(intent=it.READ, verb="open", files=_paths(pos[:1], cmd.cwd), ranges=(rng,))
 
 

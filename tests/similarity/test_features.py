@@ -40,7 +40,11 @@ def one(command: str) -> Features:
         ("sed -n '100,200p' a.py | head -20", (LineRange(100, 119),)),
         ("awk 'NR>=10 && NR<=20' a.py", (LineRange(10, 20),)),
         ("awk 'NR>9 && NR<21 {print NR\": \"$0}' a.py", (LineRange(10, 20),)),
-        ("open a.py 293", (LineRange(243, 343),)),
+        ("open a.py 293", (LineRange(278, 377),)),
+        ("open a.py", (LineRange(1, 100),)),
+        ("open a.py 1", (LineRange(1, 100),)),
+        ("open a.py 16", (LineRange(1, 100),)),
+        ("open a.py 17", (LineRange(2, 101),)),
     ],
 )
 def test_line_ranges_read(command: str, expected: tuple[LineRange, ...]) -> None:
