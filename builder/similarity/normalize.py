@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from builder.ingest.formats.base import SHELL_TOOLS, canonical_json
 from builder.similarity.bashparse import NAVIGATION, SimpleCommand, parse_script
+from builder.similarity.word_options import WORD_OPTIONS, word_flags
 from schemas.steps import Action
 
 _WS = re.compile(r"\s+")
@@ -145,6 +146,8 @@ def resolve(path: str, cwd: str | None) -> str:
 
 def split_flags(prog: str, args: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
     """(order-free flag set, positional arguments); `-rn` = `-r -n`, values as `-n=20`."""
+    if prog in WORD_OPTIONS:
+        return word_flags(prog, args)
     values = VALUE_FLAGS.get(prog, frozenset())
     flags: set[str] = set()
     positionals: list[str] = []
