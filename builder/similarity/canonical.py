@@ -28,6 +28,7 @@ from builder.similarity.normalize import collapse_ws, program, resolve, split_fl
 from builder.similarity.programs import command_features
 from builder.similarity.pythonpath import python_env
 from builder.similarity.records import WHOLE, LineRange, Unit
+from builder.similarity.refusals import refusal
 
 SETUP = frozenset({"export", "set", "source", ".", "true", ":", "clear", "sleep", "unset"})
 # setup commands that leave the shell as it was (the others change what later commands see)
@@ -176,6 +177,9 @@ def shell_units(command: str, cwd: str | None = None) -> tuple[Unit, ...]:
         start, end, body = swe_edit.groups()
         return (Unit("edit", ("edit", "swe-edit", int(start), int(end), text_key(body))),)
     script = parse_script(as_bash_reads(command), cwd)
+    if not script.ok and (refused := refusal(command)) is not None:
+        ran, shown = refused  # bash runs the commands before its syntax error, then stops
+        return (*shell_units(ran, cwd), Unit("refused", ("refused", shown)))
     if not script.ok or not script.pipelines:
         text = collapse_ws(command)
         return (Unit("text", ("text", text)),) if text else ()

@@ -118,7 +118,15 @@ def get_similarity(name: str) -> Similarity:
 
 def clear_caches() -> None:
     """Drop every parse/feature/comparison cache of the package (memory, cold timings)."""
-    from builder.similarity import actions, bashparse, canonical, code, features, normalize
+    from builder.similarity import (
+        actions,
+        bashparse,
+        canonical,
+        code,
+        features,
+        normalize,
+        refusals,
+    )
 
     for fn in (
         bashparse.parse_tree,
@@ -130,5 +138,6 @@ def clear_caches() -> None:
         canonical.shell_units,
         actions.tool_units,
         code.python_key,
+        refusals.refusal,
     ):
         fn.cache_clear()
