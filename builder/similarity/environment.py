@@ -18,6 +18,9 @@ building a dataset is offline, so the whole log is there when a step is judged:
   run: a pytest run of it that passes every selected test proves the same selection passes
   whatever options act only on failures (`-x`, `--tb`: `outcomes`). Only that turn's output
   counts, and a candidate's never (`unseen`).
+- **Searches that found nothing.** A turn that is one grep and printed nothing proves that
+  the same search with other context options (`-A 5`) prints nothing too (`no_match`): at
+  that step, and at later ones while every turn between only reads.
 - **Where a kept shell is.** SWE-agent and OpenHands run every command in one shell that
   lives across turns, so a `cd` stays: after `cd src/main`, `open F` and `open /repo/F` are
   other files (round 12, jackson-databind-4468: the relative one is "not found").
@@ -46,10 +49,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from builder.similarity.no_match import as_empty, empty_searches
 from builder.similarity.outcomes import as_passing, passing_runs
 from builder.similarity.records import Unit
 
 UNAVAILABLE = ("unavailable", "pytest")
+_READS = frozenset({"read", "search", "list"})  # unit kinds that change no file
 _MISSING = re.compile(r"No module named '?pytest'?(?![\w.])|\bpytest: (?:command )?not found")
 _PRESENT = re.compile(
     r"=+ test session starts =+|^collected \d+ items?|^collecting \.\.\.|usage: pytest|"
@@ -71,6 +76,7 @@ class Environment:
     missing: frozenset[str] = frozenset()
     passed: frozenset[str] = frozenset()
     cwd: str | None = None  # where a shell kept across turns was left (`log_turns`)
+    nothing: frozenset[str] = frozenset()  # searches the log shows finding nothing (`no_match`)
 
     def as_dict(self) -> dict:
         row: dict = {"scripts": dict(sorted(self.scripts.items())), "missing": sorted(self.missing)}
@@ -78,6 +84,8 @@ class Environment:
             row["passed"] = sorted(self.passed)
         if self.cwd is not None:
             row["cwd"] = self.cwd
+        if self.nothing:
+            row["nothing"] = sorted(self.nothing)
         return row
 
     @classmethod
@@ -88,6 +96,7 @@ class Environment:
             frozenset(str(m) for m in row.get("missing", ())),
             frozenset(str(p) for p in row.get("passed", ())),
             None if cwd is None else str(cwd),
+            frozenset(str(n) for n in row.get("nothing", ())),
         )
 
 
@@ -182,10 +191,15 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
     installs = [0] * (len(turns) + 1)  # pytest installs before turn i
     outcomes: list[tuple[int, str, bool]] = []
     passed: list[frozenset[str]] = []
+    nothing: frozenset[str] = frozenset()  # empty searches, while every turn since only reads
     for i, turn in enumerate(turns):
-        env = replace(env, cwd=turn.cwd)
-        envs.append(env)
         commands = [k for u in turn.units for k in _commands(u)]
+        if i not in hidden:
+            nothing |= empty_searches(commands, turn.observation)
+        env = replace(env, cwd=turn.cwd, nothing=nothing)
+        envs.append(env)
+        if not all(u.kind in _READS for u in turn.units):
+            nothing = frozenset()
         passed.append(frozenset() if i in hidden else passing_runs(commands, turn.observation))
         installs[i + 1] = installs[i] + any(
             _installs_pytest(k) for u in turn.units for k in _commands(u)
@@ -196,7 +210,7 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
             env = step(env, unit)
         if turn.texts:
             env = replace(env, scripts={**env.scripts, **dict(turn.texts)})
-    envs.append(env)
+    envs.append(replace(env, nothing=nothing))
     passed.append(frozenset())
     return [
         replace(e, missing=_missing_at(i, outcomes, installs), passed=passed[i])
@@ -226,7 +240,7 @@ def _situated_key(key: tuple, env: Environment) -> tuple:
     runner = runner_of(key)
     if runner is not None and runner in env.missing:
         return UNAVAILABLE
-    key = as_passing(key, env.passed)
+    key = as_empty(as_passing(key, env.passed), env.nothing)
     if key[:2] == ("run", "script") and len(key) > 2 and key[2] in env.scripts:
         return (*key[:2], _file(key[2], env), *key[3:])
     if runner is not None and len(key) > 2 and isinstance(key[2], tuple):

@@ -1,0 +1,76 @@
+"""A search the log shows finding nothing (`builder.similarity.no_match`): variants that only
+add context lines print nothing too, while nothing between could add a match."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from builder.config.stages import GateConfig
+from builder.ingest.formats.base import shell_action
+from builder.similarity.actions import action_units
+from builder.similarity.compare import semantic, semantic_in
+from builder.similarity.environment import Turn, facts
+from builder.similarity.labelled import load_pairs, score
+from builder.similarity.no_match import printed_nothing
+
+THETA = GateConfig().threshold
+NEAR_MISSES = Path(__file__).parent / "near_misses"
+# the round 3 design pair: sympy-16766, `grep -A 5 "_print_Indexed" sympy/printing/str.py`
+# logged `<returncode>1</returncode>` and an empty output; then `grep "_print_Indexed"`
+PAIR = 'grep -A 5 "_print_Indexed" sympy/printing/str.py'
+EMPTY_MINI = "<returncode>1</returncode>\n<output>\n</output>"
+
+
+def _sh(command: str):
+    return shell_action(command, raw=command, tool="bash")
+
+
+def _turn(command: str, observation: str) -> Turn:
+    return Turn(action_units(_sh(command)), observation)
+
+
+def test_harness_wrappers_around_no_output_are_nothing() -> None:
+    assert printed_nothing(EMPTY_MINI)
+    assert printed_nothing("<returncode>1</returncode>\n<output>\n\n</output>")
+    assert printed_nothing("OBSERVATION:\n[The command completed with exit code 1.]")
+    assert printed_nothing("Your command ran successfully and did not produce any output.")
+    assert printed_nothing("\n(Open file: /repo/a.py)\n(Current directory: /repo)\nbash-$")
+    assert not printed_nothing("<returncode>0</returncode>\n<output>\n12:def f():\n</output>")
+    assert not printed_nothing(
+        "<returncode>2</returncode>\n<output>\ngrep: a.py: No such file or directory\n</output>"
+    )
+
+
+def test_the_real_pair_is_the_same_search_only_with_its_log() -> None:
+    pairs = [p for f in sorted(NEAR_MISSES.glob("pairs*.jsonl")) for p in load_pairs(f)]
+    (pair,) = [p for p in pairs if p.a.command == PAIR]
+    assert pair.same and pair.env_a is not None and pair.env_a.nothing
+    assert score(semantic, pair) == 1.0
+    assert score(semantic, pair, environments=False) < THETA
+
+
+def _scores(first: str, observation: str, between: list[str], then: str) -> float:
+    turns = [_turn(first, observation), *(_turn(c, EMPTY_MINI) for c in between), _turn(then, "")]
+    envs = facts(turns, unseen=(len(turns) - 1,))
+    return semantic_in(envs[0], envs[-2])(_sh(first), _sh(then))
+
+
+def test_context_options_do_not_matter_when_nothing_matched() -> None:
+    assert _scores("grep -A 5 P a.py", EMPTY_MINI, [], "grep -C2 P a.py") == 1.0
+    assert _scores("grep -A 5 P a.py", EMPTY_MINI, ["cat b.py", "ls src"], "grep P a.py") == 1.0
+
+
+def test_only_context_options_and_only_while_nothing_changes() -> None:
+    found = "<returncode>0</returncode>\n<output>\n3:P = 1\n</output>"
+    assert _scores("grep -A 5 P a.py", found, [], "grep P a.py") < THETA  # it matched
+    assert _scores("grep -A 5 P a.py", EMPTY_MINI, [], "grep -i P a.py") == 0.0
+    assert _scores("grep -A 5 P a.py", EMPTY_MINI, [], "grep -A 5 Q a.py") == 0.0
+    assert _scores("grep -A 5 P a.py", EMPTY_MINI, [], "grep -A 5 P b.py") == 0.0
+    edit = "sed -i 's/x/P/' a.py"
+    assert _scores("grep -A 5 P a.py", EMPTY_MINI, [edit], "grep P a.py") < THETA
+    # the gate judges at one step: the reference's own output counts for the candidate
+    envs = facts([_turn("grep -B 3 P a.py", EMPTY_MINI)])
+    assert semantic_in(envs[0])(_sh("grep P a.py"), _sh("grep -B 3 P a.py")) == 1.0
+    assert semantic(_sh("grep P a.py"), _sh("grep -B 3 P a.py")) < THETA
+    assert json.dumps(envs[0].as_dict())  # the fact is stored with the pair
