@@ -69,9 +69,16 @@ def semantic_in(env_a: Environment, env_b: Environment | None = None) -> Similar
     def situated_semantic(a: Action, b: Action) -> float:
         if other == env_a and env_a.cwd is None and semantic(a, b) == 1.0:
             return 1.0
-        units_a = situated(action_units(a, env_a.cwd), env_a)
-        units_b = situated(action_units(b, other.cwd), other)
-        return round(compare_units(units_a, units_b), 6)
+        raw_a, raw_b = action_units(a, env_a.cwd), action_units(b, other.cwd)
+        score = compare_units(situated(raw_a, env_a), situated(raw_b, other))
+        if score < 1.0 and (env_a.nothing or other.nothing):  # it only adds equivalences:
+            plain_a, plain_b = (
+                replace(env_a, nothing=frozenset()),
+                replace(other, nothing=frozenset()),
+            )
+            plain = compare_units(situated(raw_a, plain_a), situated(raw_b, plain_b))
+            score = max(score, plain)  # a search proven empty on one side is still itself
+        return round(score, 6)
 
     return situated_semantic
 

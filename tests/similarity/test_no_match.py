@@ -74,3 +74,12 @@ def test_only_context_options_and_only_while_nothing_changes() -> None:
     assert semantic_in(envs[0])(_sh("grep P a.py"), _sh("grep -B 3 P a.py")) == 1.0
     assert semantic(_sh("grep P a.py"), _sh("grep -B 3 P a.py")) < THETA
     assert json.dumps(envs[0].as_dict())  # the fact is stored with the pair
+
+
+def test_a_search_proven_empty_on_one_side_is_still_itself() -> None:
+    """The fact only adds equivalences: with an edit between, the reference's grep is proven
+    empty and the later one is not, and the two are still one search (twelve rounds' first
+    look after the fact found a held-out search pair it had turned from 'same' to 'different')."""
+    edit = "sed -i 's/x/P/' a.py"
+    assert _scores("grep -n P a.py", EMPTY_MINI, [edit], "grep -n 'P' a.py") == 1.0
+    assert _scores("grep -A 5 P a.py", EMPTY_MINI, [edit], "grep -A 5 'P' a.py") == 1.0
