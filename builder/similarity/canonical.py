@@ -12,7 +12,6 @@ both show. Setup commands (`cd`, which the parser folds into the paths of later 
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from functools import lru_cache
 
@@ -29,6 +28,7 @@ from builder.similarity.programs import command_features
 from builder.similarity.pythonpath import python_env
 from builder.similarity.records import WHOLE, LineRange, Unit
 from builder.similarity.refusals import refusal
+from builder.similarity.swe_commands import swe_edit_call
 
 SETUP = frozenset({"export", "set", "source", ".", "true", ":", "clear", "sleep", "unset"})
 # setup commands that leave the shell as it was (the others change what later commands see)
@@ -38,7 +38,6 @@ _READERS = frozenset(
      "str_replace_editor"}
 )  # fmt: skip
 _PAGERS = frozenset({"less", "more", "cat"})
-_SWE_EDIT = re.compile(r"^\s*edit\s+(\d+):(\d+)\s*\n(.*?)\n?end_of_edit\s*$", re.S)
 
 
 def _unwrap(cmd: SimpleCommand) -> tuple[SimpleCommand, tuple[str, ...], tuple[str, ...]]:
@@ -172,10 +171,12 @@ def shell_cwd(command: str, cwd: str | None = None) -> str | None:
 def shell_units(command: str, cwd: str | None = None) -> tuple[Unit, ...]:
     """The units of a shell line, in order (cached: references meet many candidates), run
     from `cwd` when a kept shell is not at the repository root."""
-    swe_edit = _SWE_EDIT.match(command)
-    if swe_edit:
-        start, end, body = swe_edit.groups()
-        return (Unit("edit", ("edit", "swe-edit", int(start), int(end), text_key(body))),)
+    swe_edit = swe_edit_call(command)
+    if isinstance(swe_edit, str):  # refused before it reads the text
+        return (Unit("refused", ("refused", "swe-edit", swe_edit)),)
+    if swe_edit is not None:
+        start, end, body = swe_edit
+        return (Unit("edit", ("edit", "swe-edit", start, end, text_key(body))),)
     script = parse_script(as_bash_reads(command), cwd)
     if not script.ok and (refused := refusal(command)) is not None:
         ran, shown = refused  # bash runs the commands before its syntax error, then stops

@@ -9,7 +9,6 @@ and `str_replace_editor view f [1, 50]` can be compared at all.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from functools import lru_cache
 
@@ -20,6 +19,7 @@ from builder.similarity.flags import shown_flags
 from builder.similarity.normalize import collapse_ws, program, resolve, split_flags
 from builder.similarity.programs import command_features, narrowed
 from builder.similarity.records import SUBMIT_FEATURES, WHOLE, Features, LineRange
+from builder.similarity.swe_commands import swe_edit_call
 from builder.similarity.tools import editor_features, tool_features
 from schemas.steps import Action
 
@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 
-_SWE_EDIT = re.compile(r"^\s*edit\s+(\d+):(\d+)\s*\n(.*?)\n?end_of_edit\s*$", re.S)
 _FILTERS = frozenset({"sort", "uniq", "wc", "cut", "tr", "less", "more", "column", "cat", "fmt"})
 # filters that only truncate, reorder or page what the producer shows: not a different action
 _SOFT_FILTERS = frozenset(
@@ -56,18 +55,13 @@ def shell_features(command: str) -> tuple[Features, ...]:
     """Units of a shell line; setup-only units (cd, export, echo separators) are dropped."""
     if it.has_submit_marker(command):
         return (SUBMIT_FEATURES,)
-    swe_edit = _SWE_EDIT.match(command)
-    if swe_edit:
-        start, end, body = swe_edit.groups()
-        return (
-            Features(
-                intent=it.MODIFY,
-                verb="edit",
-                op="edit",
-                ranges=(LineRange(int(start), int(end)),),
-                content=body,
-            ),
+    swe_edit = swe_edit_call(command)
+    if isinstance(swe_edit, tuple):
+        start, end, body = swe_edit
+        edit = Features(
+            intent=it.MODIFY, verb="edit", op="edit", ranges=(LineRange(start, end),), content=body
         )
+        return (edit,)
     script = parse_script(command)
     units = [u for u in (pipeline_features(p) for p in script.pipelines) if u is not None]
     if not units:

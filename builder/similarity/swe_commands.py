@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from builder.similarity import intent as it
@@ -68,6 +69,39 @@ def editor_cli(prog: str, cmd: SimpleCommand) -> Features:
     args.setdefault("command", pos[0] if pos else "view")
     args.setdefault("path", resolve(pos[1], cmd.cwd) if len(pos) > 1 else "")
     return editor_features(args)
+
+
+# SWE-agent's `edit <start_line>:<end_line>\n<replacement_text>\nend_of_edit`: the harness
+# appends `<< 'end_of_edit'` to the first line, so the text is the command's input and bash
+# never reads it (0.x sweagent/agent/agents.py `_guard_multiline_input`, 1.x
+# tools/windowed_edit_linting). A comment on the first line swallows that heredoc, and bash
+# then reads the text as commands (round 12's source logs `edit pom.xml  # ...` refused at
+# its second line, `<properties>`).
+_COMMENT = re.compile(r"(?:^|\s)#")
+_EDIT_CALL = re.compile(r"^\s*edit(?:[ \t]+([^\n]*?))?[ \t]*\n(.*?)\n?end_of_edit\s*$", re.S)
+_NUMBER = re.compile(r"^[0-9]+$")
+
+
+def swe_edit_call(command: str) -> tuple[int, int, str] | str | None:
+    """(start, end, text) of an edit call, or the usage error it prints, or None when the
+    command is not one. 0.x reads the range from the first argument only (`echo $1: | cut
+    -d: -f1`, `-f2`) and refuses an empty part ("Usage: edit <start_line>:<end_line>"), then
+    a part that is not a number ("Error: start_line must be a number", end_line likewise),
+    before it reads the text: `edit pom.xml 40:62` and `edit pom.xml 7:17` both print only
+    the usage (round 12 design pair, jackson-dataformat-xml-638), whatever the text."""
+    match = _EDIT_CALL.match(command)
+    if match is None or _COMMENT.search(match.group(1) or ""):
+        return None
+    first = (match.group(1) or "").split(maxsplit=1)
+    parts = ((first[0] if first else "") + ":").split(":")
+    start, end = parts[0], parts[1]
+    if not start or not end:
+        return "usage"
+    if not _NUMBER.match(start):
+        return "usage: start_line must be a number"
+    if not _NUMBER.match(end):
+        return "usage: end_line must be a number"
+    return int(start), int(end), match.group(2)
 
 
 def swe_create(prog: str, cmd: SimpleCommand) -> Features:
