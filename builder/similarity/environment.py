@@ -49,12 +49,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from builder.similarity.no_match import as_empty, empty_searches
+from builder.similarity.no_match import as_empty, changes_nothing, empty_searches
 from builder.similarity.outcomes import as_passing, passing_runs
 from builder.similarity.records import Unit
 
 UNAVAILABLE = ("unavailable", "pytest")
-_READS = frozenset({"read", "search", "list"})  # unit kinds that change no file
 _MISSING = re.compile(r"No module named '?pytest'?(?![\w.])|\bpytest: (?:command )?not found")
 _PRESENT = re.compile(
     r"=+ test session starts =+|^collected \d+ items?|^collecting \.\.\.|usage: pytest|"
@@ -198,7 +197,7 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
             nothing |= empty_searches(commands, turn.observation)
         env = replace(env, cwd=turn.cwd, nothing=nothing)
         envs.append(env)
-        if not all(u.kind in _READS for u in turn.units):
+        if not all(changes_nothing(u.kind, u.key) for u in turn.units):
             nothing = frozenset()
         passed.append(frozenset() if i in hidden else passing_runs(commands, turn.observation))
         installs[i + 1] = installs[i] + any(

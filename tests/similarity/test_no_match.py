@@ -83,3 +83,22 @@ def test_a_search_proven_empty_on_one_side_is_still_itself() -> None:
     edit = "sed -i 's/x/P/' a.py"
     assert _scores("grep -n P a.py", EMPTY_MINI, [edit], "grep -n 'P' a.py") == 1.0
     assert _scores("grep -A 5 P a.py", EMPTY_MINI, [edit], "grep -A 5 'P' a.py") == 1.0
+
+
+NOT_THERE = (
+    "Usage: search_file <search_term> [<file>]\n"
+    "Error: File name Deserializer.java not found. Please provide a valid file name.\n"
+    "(Open file: /repo/src/Deserializer.java)\n(Current directory: /repo)\nbash-$"
+)
+
+
+def test_search_file_on_a_file_that_is_not_there_prints_the_same_whatever_the_term() -> None:
+    """SWE-agent 0.x checks the file before it searches (config/commands/search.sh); round
+    12's design pair jackson-databind-2036 has two such calls with an `open` between."""
+    first = 'search_file "handle missing type" Deserializer.java'
+    then = 'search_file "does not contain type" Deserializer.java'
+    assert _scores(first, NOT_THERE, ["open src/Deserializer.java"], then) == 1.0
+    assert _scores(first, NOT_THERE, [], 'search_file "x" Other.java') == 0.0
+    found = '[Found 1 matches for "handle missing type" in /repo/Deserializer.java]'
+    assert _scores(first, found, [], then) == 0.0
+    assert _scores(first, NOT_THERE, ["create Deserializer.java"], then) == 0.0
