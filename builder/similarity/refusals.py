@@ -14,8 +14,9 @@ identical first line. Before, such a line was its collapsed text, so any wording
 
 bash itself decides (`bash -n`: parse, run nothing), as tree-sitter's error recovery is not
 bash's. The refusal is known when bash names the failing line (an unexpected token: that
-line; an unterminated quote: the first line from which the text up to there fails the same
-way) and the lines before it parse on their own, so they are the commands that ran. No
+line; an unclosed quote: the line it opens on, bash 5) and the lines before it parse on
+their own, so they are the commands that ran; else (a refused command that began on an
+earlier line) no claim is made. No
 bash on the machine: no refusal is known and such lines stay text.
 """
 
@@ -29,7 +30,6 @@ from functools import lru_cache
 _LINE = re.compile(r"^bash: -c: line (\d+): (.*)$")
 _EOF = "unexpected EOF while looking for matching"
 MAX_CHARS = 64_000  # one argv string (MAX_ARG_STRLEN is 128 KiB)
-MAX_LINES = 200  # an unterminated quote is searched line by line
 
 
 def _check(script: str) -> list[tuple[int, str]]:
@@ -70,19 +70,8 @@ def refusal(command: str) -> tuple[str, str] | None:
     if not errors or errors[0][0] == 0:
         return None
     line, message = errors[0]
-    lines = command.split("\n")
-    if message.startswith(_EOF):
-        if len(lines) > MAX_LINES:
-            return None
-        line = next(
-            (j for j in range(1, len(lines) + 1)
-             if (seen := _check("\n".join(lines[:j]))) and seen[0][1] == message),
-            0,
-        )  # fmt: skip
-        if not line:
-            return None
-        shown = message
-    else:
-        shown = "\n".join(m for _, m in errors[:2])  # the token, then the refused line
-    ran = _ran(lines, line)
+    # bash names the line a refused command starts on for an unclosed quote (the line it
+    # opens on), the refused line for an unexpected token, which it also prints
+    shown = message if message.startswith(_EOF) else "\n".join(m for _, m in errors[:2])
+    ran = _ran(command.split("\n"), line)
     return None if ran is None else (ran, shown)

@@ -43,12 +43,14 @@ SAME = [
     (LISTING_A, LISTING_B),  # both refused at line 1, before the lines that differ
     ("echo start\nfoo ( bar\necho one", "echo start\nfoo ( bar\necho two"),
     ("echo 'left open", "echo 'left open and more words"),
+    ('echo "two\nlines"\nLet\'s go', 'echo "two\nlines"\nLet\'s stop'),  # a string ran first
 ]
 DIFFERENT = [
     ("echo one\nLet's go", "echo two\nLet's go"),  # other commands ran first
     ("echo 'open", 'echo "open'),  # another quote is looked for
     ("foo ( bar", "foo ) bar"),  # another unexpected token
     ("[File: a (1 lines total)]", "[File: b (1 lines total)]"),  # bash prints the refused line
+    ('echo "two\nlines"\nLet\'s go', 'echo "two\nwords"\nLet\'s go'),
 ]
 
 
@@ -76,4 +78,6 @@ def test_what_ran_before_the_error_is_kept() -> None:
 
 def test_no_refusal_when_bash_accepts_or_the_error_is_not_pinned_to_a_line() -> None:
     assert refusal("echo ok && ls") is None
+    # the unclosed quote opens on a line whose command began above: nothing of it ran
+    assert refusal('echo "a\nb"; echo \'c\nd') is None
     assert refusal("if true; then\n  echo (\nfi") is None  # the refused `if` began above
