@@ -37,15 +37,19 @@ def _check(script: str) -> list[tuple[int, str]]:
     bash = shutil.which("bash")
     if bash is None:
         return []
-    done = subprocess.run(
-        ["bash", "--norc", "--noprofile", "-n", "-c", script],
-        executable=bash,
-        capture_output=True,
-        text=True,
-        timeout=10,
-        env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            ["bash", "--norc", "--noprofile", "-n", "-c", script],
+            executable=bash,
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=10,
+            env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"},
+            check=False,
+        )
+    except (OSError, ValueError, subprocess.SubprocessError):  # unencodable text, a hung bash
+        return [(0, "not checked")]  # no line named: no claim
     if done.returncode == 0:
         return []
     found = [_LINE.match(line) for line in done.stderr.splitlines()]

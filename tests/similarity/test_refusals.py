@@ -81,3 +81,14 @@ def test_no_refusal_when_bash_accepts_or_the_error_is_not_pinned_to_a_line() -> 
     # the unclosed quote opens on a line whose command began above: nothing of it ran
     assert refusal('echo "a\nb"; echo \'c\nd') is None
     assert refusal("if true; then\n  echo (\nfi") is None  # the refused `if` began above
+
+
+def test_a_bash_that_does_not_answer_is_no_claim(monkeypatch: pytest.MonkeyPatch) -> None:
+    def hung(*args: object, **kwargs: object) -> None:
+        raise subprocess.TimeoutExpired("bash", 10)
+
+    assert refusal("echo 'a\x00b") is None  # bash cannot be given a NUL
+    refusal.cache_clear()
+    monkeypatch.setattr(subprocess, "run", hung)
+    assert refusal("echo 'never checked") is None
+    refusal.cache_clear()
