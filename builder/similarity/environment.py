@@ -19,8 +19,9 @@ building a dataset is offline, so the whole log is there when a step is judged:
   whatever options act only on failures (`-x`, `--tb`: `outcomes`). Only that turn's output
   counts, and a candidate's never (`unseen`).
 - **Searches that found nothing.** A turn that is one grep and printed nothing proves that
-  the same search with other context options (`-A 5`) prints nothing too (`no_match`): at
-  that step, and at later ones while every turn between only reads.
+  the same search with other context options (`-A 5`) prints nothing too, and a SWE-agent
+  `search_file` refused for its file proves any term is refused alike (`no_match`): at that
+  step, and at later ones while every turn between only reads.
 - **Where a kept shell is.** SWE-agent and OpenHands run every command in one shell that
   lives across turns, so a `cd` stays: after `cd src/main`, `open F` and `open /repo/F` are
   other files (round 12, jackson-databind-4468: the relative one is "not found").
