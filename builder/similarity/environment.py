@@ -112,6 +112,7 @@ class Turn:
     observation: str = ""
     texts: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None  # where a shell kept across turns is when the turn starts
+    printed: str | None = None  # the output without the harness's envelope (else observation)
 
 
 def digest(content: object) -> str:
@@ -195,7 +196,8 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
     for i, turn in enumerate(turns):
         commands = [k for u in turn.units for k in _commands(u)]
         if i not in hidden:
-            nothing |= empty_searches(commands, turn.observation)
+            printed = turn.observation if turn.printed is None else turn.printed
+            nothing |= empty_searches(commands, printed)
         env = replace(env, cwd=turn.cwd, nothing=nothing)
         envs.append(env)
         if not all(changes_nothing(u.kind, u.key) for u in turn.units):

@@ -15,9 +15,10 @@ two `search_file` calls with other phrases on `MappingIteratorDeserializer.java`
 not in the working directory; the first one's log shows that error.
 
 The fact comes from one turn's own output, when that turn is one grep (or rg) and printed
-nothing once the harness's wrapper is taken off (`printed_nothing`). It holds at that step
-for the gate (the logged reference's output, as `outcomes`), and at later steps for as long
-as every turn between only reads (`environment.facts`): an edit could add a match.
+nothing (`printed_nothing`, on the payload its adapter splits from the harness's envelope).
+It holds at that step for the gate (the logged reference's output, as `outcomes`), and at
+later steps for as long as every turn between only reads (`environment.facts`): an edit
+could add a match.
 """
 
 from __future__ import annotations
@@ -25,18 +26,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from builder.ingest.formats.reconstruct import status_only
 from builder.similarity.outcomes import stable_digest
 
 _CONTEXT = re.compile(r"^-[ABC]=")
 _SEARCHERS = frozenset({"grep", "rg"})
-# what harnesses write around a command's output (mini-swe-agent, SWE-agent, OpenHands)
-_WRAPPERS = re.compile(
-    r"<returncode>-?\d+</returncode>|</?output>|^OBSERVATION:|"
-    r"Your command ran successfully and did not produce any output\.?|"
-    r"\[(?:The command completed with exit code|Command finished with exit code) -?\d+\.?\]|"
-    r"^\(Open file: [^\n]*\)$|^\(Current directory: [^\n]*\)$|^bash-\$$|\[exit code -?\d+\]",
-    re.M,
-)
+# SWE-agent's stand-in for an empty output (its envelope is the adapter's `split_observation`)
+_NO_OUTPUT = "Your command ran successfully and did not produce any output."
 
 
 _READ_KINDS = frozenset({"read", "search", "list"})
@@ -54,9 +50,11 @@ def changes_nothing(unit_kind: str, key: tuple) -> bool:
     )
 
 
-def printed_nothing(observation: str) -> bool:
-    """Whether a turn's logged output is empty once the harness's wrapper is removed."""
-    return not _WRAPPERS.sub("", observation).strip()
+def printed_nothing(printed: str) -> bool:
+    """Whether a turn's output (the payloads its adapter splits from the harness's envelope,
+    `environment.Turn.printed`) is empty, or a harness's words for empty."""
+    text = printed.strip()
+    return not text or text == _NO_OUTPUT or status_only(text)
 
 
 def _is_search(key: tuple) -> bool:
@@ -85,17 +83,17 @@ def _identity(key: tuple) -> tuple:
     return (*key[:3], frozenset(f for f in flags if not _CONTEXT.match(f)), *key[4:])
 
 
-def _proves(key: tuple, observation: str) -> bool:
+def _proves(key: tuple, printed: str) -> bool:
     if _is_search(key):
-        return printed_nothing(observation)
-    return _is_file_search(key) and f"Error: File name {key[3][1]} not found" in observation
+        return printed_nothing(printed)
+    return _is_file_search(key) and f"Error: File name {key[3][1]} not found" in printed
 
 
-def empty_searches(commands: Iterable[tuple], observation: str) -> frozenset[str]:
+def empty_searches(commands: Iterable[tuple], printed: str) -> frozenset[str]:
     """The digest of the search a turn's output proves finds nothing: the turn is one grep
     or rg command and printed nothing, or one `search_file` whose file is not there."""
     found = list(commands)
-    if len(found) != 1 or not _proves(found[0], observation):
+    if len(found) != 1 or not _proves(found[0], printed):
         return frozenset()
     return frozenset({stable_digest(_identity(found[0]))})
 

@@ -31,7 +31,9 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
     for turn in acting_turns(traj, adapter):
         if not turn.actions:
             continue
-        observation = "\n".join(traj.messages[j].content for j in turn.observation_indices)
+        answers = [traj.messages[j] for j in turn.observation_indices]
+        observation = "\n".join(m.content for m in answers)
+        printed = "\n".join(adapter.split_observation(m)[1] for m in answers)
         units: list[Unit] = []
         known: dict[str, str] = {}
         start = cwd
@@ -56,7 +58,7 @@ def log_turns(traj: TrajectoryRecord, adapter: FormatAdapter) -> tuple[list[int]
                 texts[path] = text
                 known[path] = digest(content_digest_key(path, text))
         indices.append(turn.action_index)
-        turns.append(Turn(tuple(units), observation, tuple(sorted(known.items())), start))
+        turns.append(Turn(tuple(units), observation, tuple(sorted(known.items())), start, printed))
     return indices, turns
 
 

@@ -7,12 +7,15 @@ import json
 from pathlib import Path
 
 from builder.config.stages import GateConfig
-from builder.ingest.formats.base import shell_action
+from builder.ingest.formats.base import FormatAdapter, shell_action
+from builder.ingest.formats.mini_swe_agent import ADAPTER as MINI
+from builder.ingest.formats.swe_agent import ADAPTER as SWE_AGENT
 from builder.similarity.actions import action_units
 from builder.similarity.compare import semantic, semantic_in
 from builder.similarity.environment import Turn, facts
 from builder.similarity.labelled import load_pairs, score
 from builder.similarity.no_match import printed_nothing
+from schemas.trajectories import Message
 
 THETA = GateConfig().threshold
 NEAR_MISSES = Path(__file__).parent / "near_misses"
@@ -26,19 +29,37 @@ def _sh(command: str):
     return shell_action(command, raw=command, tool="bash")
 
 
-def _turn(command: str, observation: str) -> Turn:
-    return Turn(action_units(_sh(command)), observation)
+def _printed(observation: str, adapter: FormatAdapter) -> str:
+    """The output without the harness's envelope, as `log_turns` reads it."""
+    return adapter.split_observation(Message(role="user", content=observation))[1]
+
+
+def _turn(command: str, observation: str, adapter: FormatAdapter = MINI) -> Turn:
+    units = action_units(_sh(command))
+    return Turn(units, observation, printed=_printed(observation, adapter))
 
 
 def test_harness_wrappers_around_no_output_are_nothing() -> None:
-    assert printed_nothing(EMPTY_MINI)
-    assert printed_nothing("<returncode>1</returncode>\n<output>\n\n</output>")
-    assert printed_nothing("OBSERVATION:\n[The command completed with exit code 1.]")
-    assert printed_nothing("Your command ran successfully and did not produce any output.")
-    assert printed_nothing("\n(Open file: /repo/a.py)\n(Current directory: /repo)\nbash-$")
-    assert not printed_nothing("<returncode>0</returncode>\n<output>\n12:def f():\n</output>")
+    assert printed_nothing(_printed(EMPTY_MINI, MINI))
+    assert printed_nothing(_printed("<returncode>1</returncode>\n<output>\n\n</output>", MINI))
+    assert printed_nothing(
+        _printed("OBSERVATION:\n[The command completed with exit code 1.]", SWE_AGENT)
+    )
+    assert printed_nothing(
+        _printed("Your command ran successfully and did not produce any output.", SWE_AGENT)
+    )
+    assert printed_nothing(
+        _printed("\n(Open file: /repo/a.py)\n(Current directory: /repo)\nbash-$", SWE_AGENT)
+    )
     assert not printed_nothing(
-        "<returncode>2</returncode>\n<output>\ngrep: a.py: No such file or directory\n</output>"
+        _printed("<returncode>0</returncode>\n<output>\n12:def f():\n</output>", MINI)
+    )
+    assert not printed_nothing(
+        _printed(
+            "<returncode>2</returncode>\n<output>\ngrep: a.py: No such file or directory\n"
+            "</output>",
+            MINI,
+        )
     )
 
 
@@ -50,8 +71,14 @@ def test_the_real_pair_is_the_same_search_only_with_its_log() -> None:
     assert score(semantic, pair, environments=False) < THETA
 
 
-def _scores(first: str, observation: str, between: list[str], then: str) -> float:
-    turns = [_turn(first, observation), *(_turn(c, EMPTY_MINI) for c in between), _turn(then, "")]
+def _scores(
+    first: str, observation: str, between: list[str], then: str, adapter: FormatAdapter = MINI
+) -> float:
+    turns = [
+        _turn(first, observation, adapter),
+        *(_turn(c, EMPTY_MINI) for c in between),
+        _turn(then, ""),
+    ]
     envs = facts(turns, unseen=(len(turns) - 1,))
     return semantic_in(envs[0], envs[-2])(_sh(first), _sh(then))
 
@@ -97,8 +124,8 @@ def test_search_file_on_a_file_that_is_not_there_prints_the_same_whatever_the_te
     12's design pair jackson-databind-2036 has two such calls with an `open` between."""
     first = 'search_file "handle missing type" Deserializer.java'
     then = 'search_file "does not contain type" Deserializer.java'
-    assert _scores(first, NOT_THERE, ["open src/Deserializer.java"], then) == 1.0
-    assert _scores(first, NOT_THERE, [], 'search_file "x" Other.java') == 0.0
+    assert _scores(first, NOT_THERE, ["open src/Deserializer.java"], then, SWE_AGENT) == 1.0
+    assert _scores(first, NOT_THERE, [], 'search_file "x" Other.java', SWE_AGENT) == 0.0
     found = '[Found 1 matches for "handle missing type" in /repo/Deserializer.java]'
     assert _scores(first, found, [], then) == 0.0
-    assert _scores(first, NOT_THERE, ["create Deserializer.java"], then) == 0.0
+    assert _scores(first, NOT_THERE, ["create Deserializer.java"], then, SWE_AGENT) == 0.0

@@ -32,6 +32,13 @@ def split_openhands_trailer(text: str) -> tuple[str, str, str]:
     return "", text[: match.start()], text[match.start() :]
 
 
+def status_only(text: str) -> bool:
+    """Whether `text` is nothing but OpenHands' status lines: a command that printed nothing
+    (`split_openhands_trailer` keeps such a text whole, as the payload)."""
+    match = _OPENHANDS_TRAILER.search(text)
+    return match is not None and not text[: match.start()].strip()
+
+
 def render_command_output(content: str, metadata: dict[str, Any]) -> str:
     """Shell output as OpenHands shows it to the model (v0 `to_agent_observation`, SDK
     `to_llm_content`): prefix + output + suffix, then working directory, interpreter and exit
