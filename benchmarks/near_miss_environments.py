@@ -9,7 +9,8 @@ log shows without pytest, and (for the earlier side) the pytest run its own outp
 passing every test (`passed`). The later side plays the candidate: the gate never has a
 candidate's output, so the outcome of that turn is not read (`unseen`). The earlier side's
 outcome is read, as the gate reads the logged reference's and the agent had read it by the
-later turn. Only digests and interpreter names are stored, no text of the source.
+later turn. Scripts are stored as digests; the one text stored is what a logged grep or sed
+range printed (`shown`: at most 120 lines and 4,000 characters a read, the last 8 reads).
 """
 
 from __future__ import annotations

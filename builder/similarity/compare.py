@@ -9,7 +9,8 @@ Three measures, by name (`get_similarity`):
   environment, wrappers, redirections, code as a syntax tree, written content), so any
   difference the key holds scores 0. The only partial credit is for views: two reads of
   the same file, or two truncations (`| head -20`) of the same output, score the overlap of
-  the lines they show (intersection over union), the lowest over the units of the line.
+  the lines they show (intersection over union), the lowest over the units of the line; two
+  reads whose output the log settles (`shown`) score the share of printed lines both show.
 
 Strict by construction: tolerance comes from the references, not from this measure. The
 agent's own reference samples say how it varies on the raw context, and the gate
@@ -30,6 +31,7 @@ from builder.similarity.grep_context import context_overlap
 from builder.similarity.normalize import action_key
 from builder.similarity.overlap import range_similarity
 from builder.similarity.records import WHOLE
+from builder.similarity.shown import is_printed, printed_overlap
 from schemas.steps import Action
 
 Similarity = Callable[[Action, Action], float]
@@ -71,13 +73,13 @@ def semantic_in(env_a: Environment, env_b: Environment | None = None) -> Similar
             return 1.0
         raw_a, raw_b = action_units(a, env_a.cwd), action_units(b, other.cwd)
         score = compare_units(situated(raw_a, env_a), situated(raw_b, other))
-        if score < 1.0 and (env_a.nothing or other.nothing):  # it only adds equivalences:
-            plain_a, plain_b = (
-                replace(env_a, nothing=frozenset()),
-                replace(other, nothing=frozenset()),
+        if score < 1.0 and (env_a.nothing or other.nothing or env_a.shown or other.shown):
+            plain_a, plain_b = (  # these facts only add equivalences: a search proven empty
+                replace(env_a, nothing=frozenset(), shown=()),  # or shown on one side only
+                replace(other, nothing=frozenset(), shown=()),  # is still itself
             )
             plain = compare_units(situated(raw_a, plain_a), situated(raw_b, plain_b))
-            score = max(score, plain)  # a search proven empty on one side is still itself
+            score = max(score, plain)
         return round(score, 6)
 
     return situated_semantic
@@ -104,6 +106,8 @@ def unit_similarity(x: Unit, y: Unit) -> float:
         return window or 0.0
     if x.view is None and y.view is None:
         return 1.0
+    if is_printed(x):
+        return printed_overlap(x.view or (), y.view or ())
     return range_similarity(x.view or (WHOLE,), y.view or (WHOLE,))
 
 

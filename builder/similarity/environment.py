@@ -22,6 +22,11 @@ building a dataset is offline, so the whole log is there when a step is judged:
   the same search with other context options (`-A 5`) prints nothing too, and a SWE-agent
   `search_file` refused for its file proves any term is refused alike (`no_match`): at that
   step, and at later ones while every turn between only reads.
+- **What a read the log shows printed.** A turn that is one grep or `sed -n '/S/,/E/p'` and
+  printed its whole output settles what a narrower read of the same file prints (`grep
+  _latex` after `grep latex`, a range that ends sooner, a `| head` that cuts nothing), at
+  that step and while every turn since only reads (`shown`); such reads are compared by the
+  lines they print, as the labels compare them.
 - **Where a kept shell is.** SWE-agent and OpenHands run every command in one shell that
   lives across turns, so a `cd` stays: after `cd src/main`, `open F` and `open /repo/F` are
   other files (round 12, jackson-databind-4468: the relative one is "not found").
@@ -53,6 +58,7 @@ from dataclasses import dataclass, field, replace
 from builder.similarity.no_match import as_empty, changes_nothing, empty_searches
 from builder.similarity.outcomes import as_passing, passing_runs
 from builder.similarity.records import Unit
+from builder.similarity.shown import Shown, carried, logged_reads, printed_unit
 
 UNAVAILABLE = ("unavailable", "pytest")
 _MISSING = re.compile(r"No module named '?pytest'?(?![\w.])|\bpytest: (?:command )?not found")
@@ -77,6 +83,7 @@ class Environment:
     passed: frozenset[str] = frozenset()
     cwd: str | None = None  # where a shell kept across turns was left (`log_turns`)
     nothing: frozenset[str] = frozenset()  # searches the log shows finding nothing (`no_match`)
+    shown: tuple[Shown, ...] = ()  # reads whose output the log shows (`shown`)
 
     def as_dict(self) -> dict:
         row: dict = {"scripts": dict(sorted(self.scripts.items())), "missing": sorted(self.missing)}
@@ -86,6 +93,8 @@ class Environment:
             row["cwd"] = self.cwd
         if self.nothing:
             row["nothing"] = sorted(self.nothing)
+        if self.shown:
+            row["shown"] = [s.as_list() for s in self.shown]
         return row
 
     @classmethod
@@ -97,6 +106,7 @@ class Environment:
             frozenset(str(p) for p in row.get("passed", ())),
             None if cwd is None else str(cwd),
             frozenset(str(n) for n in row.get("nothing", ())),
+            tuple(Shown.from_list(s) for s in row.get("shown", ())),
         )
 
 
@@ -193,15 +203,17 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
     outcomes: list[tuple[int, str, bool]] = []
     passed: list[frozenset[str]] = []
     nothing: frozenset[str] = frozenset()  # empty searches, while every turn since only reads
+    shown: tuple[Shown, ...] = ()  # reads the log shows, while every turn since only reads
     for i, turn in enumerate(turns):
         commands = [k for u in turn.units for k in _commands(u)]
         if i not in hidden:
             printed = turn.observation if turn.printed is None else turn.printed
             nothing |= empty_searches(commands, printed)
-        env = replace(env, cwd=turn.cwd, nothing=nothing)
+            shown = carried(shown, logged_reads(turn.units, printed))
+        env = replace(env, cwd=turn.cwd, nothing=nothing, shown=shown)
         envs.append(env)
         if not all(changes_nothing(u.kind, u.key) for u in turn.units):
-            nothing = frozenset()
+            nothing, shown = frozenset(), ()
         passed.append(frozenset() if i in hidden else passing_runs(commands, turn.observation))
         installs[i + 1] = installs[i] + any(
             _installs_pytest(k) for u in turn.units for k in _commands(u)
@@ -212,7 +224,7 @@ def facts(turns: Sequence[Turn], unseen: Iterable[int] = ()) -> list[Environment
             env = step(env, unit)
         if turn.texts:
             env = replace(env, scripts={**env.scripts, **dict(turn.texts)})
-    envs.append(replace(env, nothing=nothing))
+    envs.append(replace(env, nothing=nothing, shown=shown))
     passed.append(frozenset())
     return [
         replace(e, missing=_missing_at(i, outcomes, installs), passed=passed[i])
@@ -255,7 +267,9 @@ def situated(units: tuple[Unit, ...], env: Environment) -> tuple[Unit, ...]:
     """The units of an action run in `env` (writes earlier in the same action included)."""
     out = []
     for unit in units:
-        if _is_pipeline(unit):
+        if env.shown and (printed := printed_unit(unit, env.shown)) is not None:
+            out.append(printed)
+        elif _is_pipeline(unit):
             keys = tuple(_situated_key(k, env) for k in unit.key)
             out.append(
                 Unit("test", (UNAVAILABLE,)) if UNAVAILABLE in keys else replace(unit, key=keys)
@@ -263,6 +277,8 @@ def situated(units: tuple[Unit, ...], env: Environment) -> tuple[Unit, ...]:
         else:
             out.append(unit)
         env = step(env, unit)
+        if env.shown and not changes_nothing(unit.kind, unit.key):
+            env = replace(env, shown=())  # `sed -i ... && grep ...`: the file may have changed
         if env.missing and any(_installs_pytest(k) for k in _commands(unit)):
             env = replace(env, missing=frozenset())  # `pip install pytest && pytest ...`
     return tuple(out)

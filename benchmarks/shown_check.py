@@ -1,0 +1,77 @@
+"""Check what `builder.similarity.shown` derives against what the logs show.
+
+Run: `python benchmarks/shown_check.py PATH ...` (trajectory files or directories, e.g.
+`../shared/trajectories .bench/near_miss_env`). For every acting turn that is one grep or sed
+range whose own output the log shows, it derives the output from the reads logged before it
+(only reads between, as `environment.facts` carries them) without reading the turn's own
+output, and compares the two as the labels do (normalised lines). A derivation the log
+contradicts is printed with its source; the counts are printed at the end, split into repeats
+of the same command and narrower reads (the derivations that are not a repeat).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from builder.errors import NapError  # noqa: E402
+from builder.ingest.formats import detect  # noqa: E402
+from builder.ingest.formats.source import Source  # noqa: E402
+from builder.similarity.no_match import changes_nothing  # noqa: E402
+from builder.similarity.shown import carried, logged_reads, normalised, output_of  # noqa: E402
+from builder.steps.log_turns import log_turns  # noqa: E402
+from schemas.trajectories import TrajectoryRecord  # noqa: E402
+
+
+def check_file(path: Path, counts: Counter[str]) -> None:
+    try:
+        source = Source(path)
+        adapter = detect(source)
+        records = list(adapter.load(source))
+    except (NapError, OSError, ValueError) as exc:
+        counts["unreadable files"] += 1
+        print(f"skip {path}: {exc}", file=sys.stderr)
+        return
+    for traj in records:
+        if not isinstance(traj, TrajectoryRecord):
+            continue
+        _, turns = log_turns(traj, adapter)
+        kept: tuple = ()
+        for i, turn in enumerate(turns):
+            printed = turn.observation if turn.printed is None else turn.printed
+            own = logged_reads(turn.units, printed)
+            derived = output_of(turn.units[0], kept) if own and kept else None
+            if derived is not None:
+                repeat = any(s.patterns == own[0].patterns and s.path == own[0].path for s in kept)
+                kind = "repeat" if repeat else "narrower"
+                agree = normalised(derived[1]) == normalised(own[0].lines)
+                counts[f"{kind} {'agrees' if agree else 'CONTRADICTED'}"] += 1
+                if not agree:
+                    print(f"{path} {traj.native_id or traj.trajectory_id} turn {i}: {own[0]}")
+            kept = carried(kept, own)
+            if not all(changes_nothing(u.kind, u.key) for u in turn.units):
+                kept = ()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", type=Path, nargs="+")
+    args = parser.parse_args()
+    counts: Counter[str] = Counter()
+    for root in args.paths:
+        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+        for file in files:
+            if file.suffix in (".json", ".jsonl", ".traj"):
+                counts["files"] += 1
+                check_file(file, counts)
+    for name, n in sorted(counts.items()):
+        print(f"{name}: {n}")
+
+
+if __name__ == "__main__":
+    main()
