@@ -1,8 +1,8 @@
 """Check what `builder.similarity.shown` derives against what the logs show.
 
 Run: `python benchmarks/shown_check.py PATH ...` (trajectory files or directories, e.g.
-`../shared/trajectories .bench/near_miss_env`). For every acting turn that is one grep or sed
-range whose own output the log shows, it derives the output from the reads logged before it
+`../shared/trajectories .bench/near_miss_env`). For every acting turn that is one read whose
+output the log shows and the reads logged before it settle, it derives that output from them
 (only reads between, as `environment.facts` carries them) without reading the turn's own
 output, and compares the two as the labels do (normalised lines). A derivation the log
 contradicts is printed with its source; the counts are printed at the end, split into repeats
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from builder.errors import NapError  # noqa: E402
 from builder.ingest.formats import detect  # noqa: E402
 from builder.ingest.formats.source import Source  # noqa: E402
-from builder.similarity.no_match import changes_nothing  # noqa: E402
+from builder.similarity.no_match import changes_nothing, printed_nothing  # noqa: E402
 from builder.similarity.shown import carried, logged_reads, normalised, output_of  # noqa: E402
 from builder.steps.log_turns import log_turns  # noqa: E402
 from schemas.trajectories import TrajectoryRecord  # noqa: E402
@@ -45,14 +45,23 @@ def check_file(path: Path, counts: Counter[str]) -> None:
         for i, turn in enumerate(turns):
             printed = turn.observation if turn.printed is None else turn.printed
             own = logged_reads(turn.units, printed)
-            derived = output_of(turn.units[0], kept) if own and kept else None
+            one = len(turn.units) == 1 and len(printed) <= 9000 and not printed_nothing(printed)
+            derived = output_of(turn.units[0], kept) if one and kept else None
             if derived is not None:
-                repeat = any(s.patterns == own[0].patterns and s.path == own[0].path for s in kept)
-                kind = "repeat" if repeat else "narrower"
-                agree = normalised(derived[1]) == normalised(own[0].lines)
+                lines = own[0].lines if own else tuple(printed.strip("\n").split("\n"))
+                if lines and lines[0].startswith("Here's the result of running `cat -n`"):
+                    lines = lines[1:]  # the editor's header
+                origin = "a whole file" if any(s.kind == "file" for s in kept) else "a read"
+                same = bool(own) and any(s.patterns == own[0].patterns for s in kept)
+                kind = f"{'repeat' if same else 'other read'} from {origin}"
+                agree = normalised(derived[1]) == normalised(lines)
                 counts[f"{kind} {'agrees' if agree else 'CONTRADICTED'}"] += 1
                 if not agree:
-                    print(f"{path} {traj.native_id or traj.trajectory_id} turn {i}: {own[0]}")
+                    name = traj.native_id or traj.trajectory_id
+                    print(
+                        f"{path} {name} turn {i}: {turn.units[0]}\n  derived {derived[1][:5]}"
+                        f"\n  logged {lines[:5]}"
+                    )
             kept = carried(kept, own)
             if not all(changes_nothing(u.kind, u.key) for u in turn.units):
                 kept = ()

@@ -41,6 +41,15 @@ from builder.similarity.records import WHOLE, LineRange, Unit
 
 _MAX_CHARS = 4000
 _MAX_LINES = 120
+_MAX_FILE_CHARS = 9000  # under mini-swe-agent's 10,000-character cut
+_MAX_FILE_LINES = 300
+_PLAIN = (None, frozenset(), None, (), ())
+_LINE_NUMBER = re.compile(r"^\s*(\d+)(?:\t|\u2192|$)")  # cat -n, nl -ba, editors; Read's arrow
+_EDITOR_HEADER = "Here's the result of running `cat -n` on"
+_NUMBER_FIRST = re.compile(r"^\s*\d+(?:\s|$)")
+# SWE-agent's editor shows a large file abbreviated ("<NOTE>This file is too large to display
+# entirely. Showing abbreviated version. ...", then `21 ... eliding lines 21-85 ...`)
+_ABBREVIATED = re.compile(r"\.\.\. eliding lines \d+-\d+ \.\.\.|^<NOTE>|too large to display")
 _KEPT = 8  # logged reads carried at once
 _GREP_FLAGS = frozenset({"-i", "-E", "-F"})
 _RANGE = re.compile(r"^/((?:[^/\\]|\\.)+)/,/((?:[^/\\]|\\.)+)/p$")
@@ -97,6 +106,35 @@ def _sed_range(unit: Unit) -> tuple[str, str, str] | None:
     return (str(key[1][0]), found[1], found[2]) if found else None
 
 
+def _plain_read(unit: Unit) -> tuple[str, tuple[LineRange, ...]] | None:
+    """(file, lines shown) of a read of one file with no script or option that changes it."""
+    key = unit.key
+    if unit.kind != "read" or len(key) != 8 or key[0] != "read" or key[2] != ():
+        return None
+    if len(key[1]) != 1 or key[3:] != _PLAIN:
+        return None
+    return str(key[1][0]), unit.view or (WHOLE,)
+
+
+def file_lines(lines: Sequence[str]) -> tuple[str, ...] | None:
+    """The file's lines from a whole read's output: numbering (1, 2, ... in order) removed, an
+    editor's header dropped. None where the output is not the whole file: another editor
+    answer (a directory listing), or numbered lines with a gap (SWE-agent's editor shows a
+    large file abbreviated: `21 ... eliding lines 21-85 ...`)."""
+    if any(_ABBREVIATED.search(line) for line in lines):
+        return None
+    editor = bool(lines) and lines[0].startswith(_EDITOR_HEADER)
+    if editor:
+        lines = lines[1:]
+    elif lines and lines[0].startswith("Here's"):
+        return None
+    numbers = [m[1] if (m := _LINE_NUMBER.match(line)) else None for line in lines]
+    if lines and numbers == [str(i) for i in range(1, len(lines) + 1)]:
+        return tuple(_LINE_NUMBER.sub("", line, count=1) for line in lines)
+    numbered = sum(bool(_NUMBER_FIRST.match(line)) for line in lines)
+    return None if editor or not lines or numbered * 2 > len(lines) else tuple(lines)
+
+
 def literal(pattern: str, flags: Iterable[str] = ()) -> tuple[str, bool] | None:
     """(text, anchored at the line start) of a pattern that matches only that text; None for a
     pattern with regex operators."""
@@ -138,14 +176,19 @@ def _narrower(inner: tuple[str, bool], outer: tuple[str, bool], fold: bool) -> b
 def logged_reads(units: Sequence[Unit], printed: str) -> tuple[Shown, ...]:
     """The read a turn's own output shows: the turn is one grep or sed range, and its output
     is whole (not over what harnesses cut) and has no error line."""
-    if len(units) != 1 or len(printed) > _MAX_CHARS or printed_nothing(printed):
+    if len(units) != 1 or len(printed) > _MAX_FILE_CHARS or printed_nothing(printed):
         return ()
     lines = tuple(line.rstrip() for line in printed.strip("\n").split("\n"))
-    if len(lines) > _MAX_LINES or any(
+    if len(lines) > _MAX_FILE_LINES or any(
         line.startswith(("grep:", "sed:", "Binary file")) for line in lines
     ):
         return ()
     unit = units[0]
+    if (plain := _plain_read(unit)) is not None and plain[1] == (WHOLE,):
+        whole = file_lines(lines)
+        return () if whole is None else (Shown("file", plain[0], (), (), whole),)
+    if len(printed) > _MAX_CHARS or len(lines) > _MAX_LINES:
+        return ()
     if (grep := _grep(unit)) is not None and unit.view is None:
         path, flags, pattern = grep
         return (Shown("grep", path, tuple(sorted(flags)), (pattern,), lines),)
@@ -209,10 +252,60 @@ def _sed_output(unit: Unit, shown: Shown) -> tuple[str, ...] | None:
     return None if last is None else lines[: last + 1]
 
 
+def _sed_ranges(lines: Sequence[str], start: str, end: str) -> tuple[str, ...] | None:
+    """What `sed -n '/start/,/end/p'` prints of a whole file (GNU sed: the end is looked for
+    from the line after the start; then the start again)."""
+    begin, stop = literal(start), literal(end)
+    if begin is None or stop is None:
+        return None
+    out: list[str] = []
+    inside = False
+    for line in lines:
+        if inside:
+            out.append(line)
+            inside = not _matches(line, stop, False)
+        elif _matches(line, begin, False):
+            out.append(line)
+            inside = True
+    return tuple(out)
+
+
+def _view_lines(lines: Sequence[str], view: tuple[LineRange, ...]) -> tuple[str, ...] | None:
+    """The lines a view shows; None for one that reaches past the end: `sed` shows less, but
+    an editor refuses it ("Invalid `view_range`": OpenHands', SWE-agent's str_replace_editor),
+    and the unit does not say which ran."""
+    out: list[str] = []
+    for r in view:
+        if max(r.start, r.end or 0) > len(lines) or -r.start > len(lines):
+            return None
+        out += lines[r.start :] if r.start < 0 else lines[r.start - 1 : r.end]
+    return tuple(out)
+
+
+def _file_output(unit: Unit, shown: Shown) -> tuple[str, ...] | None:
+    """What a read of a file whose whole text the log shows prints."""
+    if (plain := _plain_read(unit)) is not None:
+        return _view_lines(shown.lines, plain[1]) if plain[0] == shown.path else None
+    if (sed := _sed_range(unit)) is not None:
+        return _sed_ranges(shown.lines, sed[1], sed[2]) if sed[0] == shown.path else None
+    grep = _grep(unit)
+    if grep is None or grep[0] != shown.path:
+        return None
+    _, flags, pattern = grep
+    lit = literal(pattern, flags)
+    if lit is None:
+        return None
+    found = tuple(line for line in shown.lines if _matches(line, lit, "-i" in flags))
+    return _cut(found, unit.view)
+
+
+_DERIVE = {"grep": _grep_output, "sed": _sed_output, "file": _file_output}
+
+
 def output_of(unit: Unit, shown: Iterable[Shown]) -> tuple[str, tuple[str, ...]] | None:
     """(file, lines printed) of a read the log's reads determine; None when none does."""
     for logged in reversed(tuple(shown)):  # the latest first
-        lines = _grep_output(unit, logged) if logged.kind == "grep" else _sed_output(unit, logged)
+        lines = _DERIVE[logged.kind](unit, logged)
         if lines is not None:
             return logged.path, lines
     return None
@@ -220,12 +313,17 @@ def output_of(unit: Unit, shown: Iterable[Shown]) -> tuple[str, tuple[str, ...]]
 
 def normalised(lines: Iterable[str]) -> Counter[str]:
     """Output lines as the labels compare them: numbering and separators removed, blank lines
-    dropped (`near_miss_execute.lines_of`, for one file's reads)."""
+    dropped (`near_miss_execute.lines_of`, for one file's reads). The numbering goes first, so
+    a read with `cat -n` and one without show the same lines (a numbered blank line is its
+    number alone; a numbered `-----` is a separator too)."""
     out: Counter[str] = Counter()
     for line in lines:
-        if not line.strip() or _SEPARATOR.match(line.strip()):
+        text = line.strip()
+        if text.isdigit():
             continue
-        out[_NUMBERED.sub("", line.rstrip(), count=1).strip()] += 1
+        text = _NUMBERED.sub("", line.rstrip(), count=1).strip()
+        if text and not _SEPARATOR.match(text):
+            out[text] += 1
     return out
 
 

@@ -156,3 +156,30 @@ def test_the_fact_is_stored_with_the_pair_and_only_adds_equivalences() -> None:
     same = 'grep -n "latex" a.py'
     assert _scores(same, LATEX, ["sed -i 's/a/b/' a.py"], "grep -n 'latex' a.py") == 1.0
     assert printed_overlap((), ()) == 1.0
+
+
+FILE = ["import os", "", "def f():", "    return os.sep", "", "def g():", "    return 1"]
+
+
+def test_a_file_the_log_shows_whole_settles_every_read_of_it() -> None:
+    assert _scores("cat a.py", FILE, [], "sed -n '1,7p' a.py") == 1.0
+    assert _scores("cat a.py", FILE, ["ls"], "grep -n 'def ' a.py") == pytest.approx(2 / 5)
+    assert _scores("cat a.py", FILE, [], "head -n 4 a.py") == pytest.approx(3 / 5)
+    assert _scores("cat a.py", FILE, [], "tail -n 3 a.py") == pytest.approx(2 / 5)
+    assert _scores("cat a.py", FILE, [], "sed -n '/def f/,/return/p' a.py") == pytest.approx(2 / 5)
+    numbered = [f"{i:6d}\t{line}".rstrip() for i, line in enumerate(FILE, 1)]
+    assert _scores("cat -n a.py", numbered, [], "sed -n '1,7p' a.py") == 1.0
+    # past the end: sed shows less, an editor refuses ("Invalid `view_range`"): not settled
+    assert _scores("cat a.py", FILE, [], "sed -n '1,8p' a.py") == semantic(
+        _sh("cat a.py"), _sh("sed -n '1,8p' a.py")
+    )
+
+
+def test_an_abbreviated_or_cut_view_is_not_the_whole_file() -> None:
+    units = action_units(_sh("cat a.py"))
+    assert logged_reads(units, "\n".join(FILE))[0].lines == tuple(FILE)
+    elided = ["    19", "    20 def f(x):", "    21 ... eliding lines 21-85 ...", "    86"]
+    assert logged_reads(units, "\n".join(elided)) == ()
+    listing = "Here's the files and directories up to 2 levels deep in /repo, excluding hidden:"
+    assert logged_reads(units, listing + "\n/repo/a.py") == ()
+    assert logged_reads(units, "x = 1\n" * 2000) == ()  # over mini-swe-agent's cut
