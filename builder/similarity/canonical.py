@@ -38,11 +38,15 @@ _READERS = frozenset(
      "str_replace_editor"}
 )  # fmt: skip
 _PAGERS = frozenset({"less", "more", "cat"})
+_SILENT_WRAPPERS = frozenset({"sudo", "time"})
 
 
 def _unwrap(cmd: SimpleCommand) -> tuple[SimpleCommand, tuple[str, ...], tuple[str, ...]]:
-    """(the wrapped command, the wrappers that change it (`timeout 60`, `time`), the
-    environment set inline or by `env`); `sudo` changes nothing in an agent's sandbox."""
+    """(the wrapped command, the wrappers that change it (`timeout 60`, `env -i`), the
+    environment set inline or by `env`). `sudo` changes nothing in an agent's sandbox, and
+    `time` only adds its timing report after what the command prints (bash's `time`
+    keyword and GNU time), so neither is part of the key (round 3 design pair sympy-13878:
+    `python3 debug_uniformsum_2.py` and `time python3 ...` log the same lines)."""
     wrappers: list[str] = []
     env = list(cmd.env)
     while program(cmd.name) in it.WRAPPERS and cmd.args:
@@ -58,8 +62,8 @@ def _unwrap(cmd: SimpleCommand) -> tuple[SimpleCommand, tuple[str, ...], tuple[s
             taken.append(args.pop(0))
         if not args:
             break
-        if prog != "sudo":
-            wrappers.append(" ".join([prog, *taken]))
+        if prog not in _SILENT_WRAPPERS or (prog == "time" and taken):
+            wrappers.append(" ".join([prog, *taken]))  # `time -o F`: a file written
         cmd = replace(cmd, name=args[0], args=tuple(args[1:]))
     return cmd, tuple(wrappers), tuple(env)
 

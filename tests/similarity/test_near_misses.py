@@ -37,9 +37,10 @@ def test_the_benchmark_is_large_labelled_explained_and_split_by_hash() -> None:
     assert all(r["reason"].strip() and r["category"] and r["source"] for r in rows)
     assert all(r["split"] == split_of(r["a"], r["b"]) for r in rows)
     assert len({r["key"] for r in rows}) == len(rows)
-    # round 1: 15 rule labels re-decided from the runs' logs (near_miss_audit_runners.py), and
-    # 13 labels adjudicated after a second labeller (near_miss_adjudicate.py)
-    assert Counter(r["label_by"] for r in ROWS) == {"hand": 539, "execution": 65, "log": 17}
+    # round 1: 15 rule labels re-decided from the runs' logs (near_miss_audit_runners.py), 13
+    # labels adjudicated after a second labeller (near_miss_adjudicate.py), and one design
+    # label its log contradicts (stop 47: django-14017's `sed -i '91s/...'` changed nothing)
+    assert Counter(r["label_by"] for r in ROWS) == {"hand": 538, "execution": 65, "log": 18}
     later = [Counter(r["label_by"] for r in rows) for rows in LATER_ROWS]
     assert later == [
         {"hand": 244, "log": 25},  # stop 40: one re-decided (sandbox audit)
@@ -48,7 +49,7 @@ def test_the_benchmark_is_large_labelled_explained_and_split_by_hash() -> None:
         {"hand": 261, "log": 64},  # stop 40: one re-decided (sandbox audit)
         {"hand": 98, "log": 17},  # round 6: OpenHands CodeAct on a C code base
     ]
-    assert sum(r.get("adjudicated", False) for r in rows) == 13
+    assert sum(r.get("adjudicated", False) for r in rows) == 14
     assert all(r["reason"].startswith("logged outputs") for r in rows if r["label_by"] == "log")
     assert len(HELD_OUT) >= 600 and sum(p.same for p in HELD_OUT) >= 60
 

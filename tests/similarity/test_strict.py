@@ -122,6 +122,17 @@ def test_environment_wrappers_and_redirections_from_the_issue() -> None:
     assert semantic(sh("python -X dev -m pytest"), sh("python -m pytest")) == 0
 
 
+def test_time_only_adds_its_report() -> None:
+    """Round 3 design pair sympy-13878: `python3 debug_uniformsum_2.py` and `time python3
+    debug_uniformsum_2.py` log the same lines; `time` appends real/user/sys. With options it
+    stays (`-o F` writes a file, `-v` a long report)."""
+    run = "python3 debug_uniformsum_2.py"
+    assert semantic(sh(f"time {run}"), sh(run)) == 1.0
+    assert semantic(sh(f"time {run}"), sh("time python3 debug_uniformsum_3.py")) == 0
+    assert semantic(sh(f"time -o t.txt {run}"), sh(run)) == 0
+    assert semantic(sh(f"time timeout 60 {run}"), sh(run)) == 0
+
+
 # 3. every command of a chain is aligned and must match
 
 
