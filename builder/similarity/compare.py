@@ -137,6 +137,7 @@ def clear_caches() -> None:
         features,
         normalize,
         refusals,
+        shown,
     )
 
     for fn in (
@@ -150,5 +151,6 @@ def clear_caches() -> None:
         actions.tool_units,
         code.python_key,
         refusals.refusal,
+        shown.printed_unit,
     ):
         fn.cache_clear()

@@ -35,6 +35,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from builder.similarity.no_match import printed_nothing
 from builder.similarity.records import WHOLE, LineRange, Unit
@@ -331,9 +332,11 @@ def _line_id(line: str) -> int:
     return int(hashlib.sha256(line.encode("utf-8")).hexdigest()[:12], 16) + 1
 
 
-def printed_unit(unit: Unit, shown: Iterable[Shown]) -> Unit | None:
+@lru_cache(maxsize=8192)
+def printed_unit(unit: Unit, shown: tuple[Shown, ...]) -> Unit | None:
     """The unit as what it prints, when the log determines that: key `("printed", file)`, view
-    one point per normalised line (repeats kept), for `printed_overlap`."""
+    one point per normalised line (repeats kept), for `printed_overlap`. Cached: the gate asks
+    for every unit of every candidate and reference of a step in one environment."""
     found = output_of(unit, shown)
     if found is None:
         return None
