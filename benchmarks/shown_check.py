@@ -23,7 +23,13 @@ from builder.errors import NapError  # noqa: E402
 from builder.ingest.formats import detect  # noqa: E402
 from builder.ingest.formats.source import Source  # noqa: E402
 from builder.similarity.no_match import changes_nothing, printed_nothing  # noqa: E402
-from builder.similarity.shown import carried, logged_reads, normalised, output_of  # noqa: E402
+from builder.similarity.shown import (  # noqa: E402
+    carried,
+    logged_reads,
+    normalised,
+    output_of,
+    shows_line_ends,
+)
 from builder.steps.log_turns import log_turns  # noqa: E402
 from schemas.trajectories import TrajectoryRecord  # noqa: E402
 
@@ -54,8 +60,14 @@ def check_file(path: Path, counts: Counter[str]) -> None:
                 origin = "a whole file" if any(s.kind == "file" for s in kept) else "a read"
                 same = bool(own) and any(s.patterns == own[0].patterns for s in kept)
                 kind = f"{'repeat' if same else 'other read'} from {origin}"
-                agree = normalised(derived[1]) == normalised(lines)
-                counts[f"{kind} {'agrees' if agree else 'CONTRADICTED'}"] += 1
+                marked = shows_line_ends(lines)  # `| cat -A`: a presentation the key leaves out
+                agree = marked or normalised(derived[1]) == normalised(lines)
+                verdict = (
+                    "line ends marked (cat -A), not compared"
+                    if marked
+                    else (f"{kind} {'agrees' if agree else 'CONTRADICTED'}")
+                )
+                counts[verdict] += 1
                 if not agree:
                     name = traj.native_id or traj.trajectory_id
                     print(

@@ -72,7 +72,10 @@ def semantic_in(env_a: Environment, env_b: Environment | None = None) -> Similar
         if other == env_a and env_a.cwd is None and semantic(a, b) == 1.0:
             return 1.0
         raw_a, raw_b = action_units(a, env_a.cwd), action_units(b, other.cwd)
-        score = compare_units(situated(raw_a, env_a), situated(raw_b, other))
+        units_a, units_b = situated(raw_a, env_a), situated(raw_b, other)
+        score = compare_units(units_a, units_b)
+        if all(map(is_printed, units_a + units_b)):
+            return round(score, 6)  # what both print is known: that is the answer
         if score < 1.0 and (env_a.nothing or other.nothing or env_a.shown or other.shown):
             plain_a, plain_b = (  # these facts only add equivalences: a search proven empty
                 replace(env_a, nothing=frozenset(), shown=()),  # or shown on one side only

@@ -61,8 +61,9 @@ _ERE_OPS = frozenset("+?(){}|")
 
 @dataclass(frozen=True, slots=True)
 class Shown:
-    """One logged read: the kind ("grep" or "sed"), the file, its options, its pattern(s), and
-    the lines it printed (as printed, right-stripped)."""
+    """One logged read: the kind ("grep", "sed", "file": the whole file, "lines": lines from
+    `patterns[0]` on), the file, its options, its pattern(s), and the lines it printed (as
+    printed, right-stripped; a file's lines without their numbering)."""
 
     kind: str
     path: str
@@ -136,6 +137,31 @@ def file_lines(lines: Sequence[str]) -> tuple[str, ...] | None:
     return None if editor or not lines or numbered * 2 > len(lines) else tuple(lines)
 
 
+def shows_line_ends(lines: Sequence[str]) -> bool:
+    """Whether an output marks its line ends (`cat -A`, `cat -e`: a `$` after every line),
+    which a read's key leaves out (`| cat -A` is a pager there): not the file's lines."""
+    full = [line for line in lines if line]
+    return bool(full) and sum(line.endswith("$") for line in full) * 2 > len(full)
+
+
+def _bounded(view: LineRange) -> bool:
+    return view.start > 0 and view.end is not None and view.end >= view.start
+
+
+def numbered_part(lines: Sequence[str], first: int) -> tuple[str, ...] | None:
+    """Lines `first`, `first + 1`, ... of a file from a view's output: numbering that counts
+    from `first` removed, an editor's header dropped; None for output numbered otherwise."""
+    if lines and lines[0].startswith(_EDITOR_HEADER):
+        lines = lines[1:]
+    if any(_ABBREVIATED.search(line) for line in lines):
+        return None
+    numbers = [m[1] if (m := _LINE_NUMBER.match(line)) else None for line in lines]
+    if lines and numbers == [str(first + i) for i in range(len(lines))]:
+        return tuple(_LINE_NUMBER.sub("", line, count=1) for line in lines)
+    numbered = sum(bool(_NUMBER_FIRST.match(line)) for line in lines)
+    return None if numbered * 2 > len(lines) else tuple(lines)
+
+
 def literal(pattern: str, flags: Iterable[str] = ()) -> tuple[str, bool] | None:
     """(text, anchored at the line start) of a pattern that matches only that text; None for a
     pattern with regex operators."""
@@ -175,8 +201,8 @@ def _narrower(inner: tuple[str, bool], outer: tuple[str, bool], fold: bool) -> b
 
 
 def logged_reads(units: Sequence[Unit], printed: str) -> tuple[Shown, ...]:
-    """The read a turn's own output shows: the turn is one grep or sed range, and its output
-    is whole (not over what harnesses cut) and has no error line."""
+    """The read a turn's own output shows: the turn is one grep, sed range, whole-file read or
+    line view, and its output is whole (not over what harnesses cut) and has no error line."""
     if len(units) != 1 or len(printed) > _MAX_FILE_CHARS or printed_nothing(printed):
         return ()
     lines = tuple(line.rstrip() for line in printed.strip("\n").split("\n"))
@@ -185,9 +211,17 @@ def logged_reads(units: Sequence[Unit], printed: str) -> tuple[Shown, ...]:
     ):
         return ()
     unit = units[0]
+    if shows_line_ends(lines):
+        return ()
     if (plain := _plain_read(unit)) is not None and plain[1] == (WHOLE,):
         whole = file_lines(lines)
         return () if whole is None else (Shown("file", plain[0], (), (), whole),)
+    if plain is not None and len(plain[1]) == 1 and _bounded(plain[1][0]):
+        first, last = plain[1][0].start, plain[1][0].end or 0
+        part = numbered_part(lines, first)
+        if part is None or len(part) != last - first + 1:
+            return ()  # past the end of the file, or not those lines
+        return (Shown("lines", plain[0], (), (str(first),), part),)
     if len(printed) > _MAX_CHARS or len(lines) > _MAX_LINES:
         return ()
     if (grep := _grep(unit)) is not None and unit.view is None:
@@ -300,7 +334,28 @@ def _file_output(unit: Unit, shown: Shown) -> tuple[str, ...] | None:
     return _cut(found, unit.view)
 
 
-_DERIVE = {"grep": _grep_output, "sed": _sed_output, "file": _file_output}
+def _lines_output(unit: Unit, shown: Shown) -> tuple[str, ...] | None:
+    """What a line view prints inside lines of a file the log shows (`sed -n 926,940p` after
+    `sed -n 926,945p`)."""
+    plain = _plain_read(unit)
+    if plain is None or plain[0] != shown.path:
+        return None
+    first = int(shown.patterns[0])
+    last = first + len(shown.lines) - 1
+    out: list[str] = []
+    for view in plain[1]:
+        if not _bounded(view) or view.start < first or (view.end or 0) > last:
+            return None
+        out += shown.lines[view.start - first : (view.end or 0) - first + 1]
+    return tuple(out)
+
+
+_DERIVE = {
+    "grep": _grep_output,
+    "sed": _sed_output,
+    "file": _file_output,
+    "lines": _lines_output,
+}
 
 
 def output_of(unit: Unit, shown: Iterable[Shown]) -> tuple[str, tuple[str, ...]] | None:

@@ -183,3 +183,26 @@ def test_an_abbreviated_or_cut_view_is_not_the_whole_file() -> None:
     listing = "Here's the files and directories up to 2 levels deep in /repo, excluding hidden:"
     assert logged_reads(units, listing + "\n/repo/a.py") == ()
     assert logged_reads(units, "x = 1\n" * 2000) == ()  # over mini-swe-agent's cut
+
+
+def test_lines_the_log_shows_settle_views_inside_them_by_what_they_print() -> None:
+    """`sed -n '926,945p'` then `'926,940p'`: the ranges overlap 15 of 20 lines (0.75), but
+    what both print is known, and blank lines print nothing the labels count."""
+    window = [f"x{i} = {i}" if i % 4 else "" for i in range(926, 946)]  # 5 blank lines
+    first, then = "sed -n '926,945p' a.py", "sed -n '926,940p' a.py"
+    assert semantic(_sh(first), _sh(then)) == 0.75  # the overlap of the ranges
+    assert _scores(first, window, [], then) == pytest.approx(11 / 15)  # non-blank lines
+    assert _scores(first, window, [], "sed -n '930,935p' a.py") == pytest.approx(5 / 15)
+    # a view past what the log shows is not settled: the overlap of the ranges again
+    wider = "sed -n '926,950p' a.py"
+    assert _scores(first, window, [], wider) == semantic(_sh(first), _sh(wider))
+    numbered = [f"{i:6d}\t{line}".rstrip() for i, line in enumerate(window, 926)]
+    editor = ["Here's the result of running `cat -n` on /testbed/a.py:", *numbered]
+    assert _scores(first, editor, [], then) == pytest.approx(11 / 15)
+    assert _scores(first, window[:-1], [], then) == 0.75  # 19 lines: past the end, not kept
+
+
+def test_outputs_that_mark_line_ends_are_not_the_files_lines() -> None:
+    units = action_units(_sh("sed -n '1,3p' a.py | cat -A"))
+    assert logged_reads(units, "a = 1$\nb = 2$\n$\n") == ()
+    assert logged_reads(units, "a = 1\nb = 2\nc = 3\n") != ()
