@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from builder.similarity import intent as it
@@ -53,3 +54,24 @@ class Features:
 
 
 SUBMIT_FEATURES = Features(intent=it.SUBMIT, verb="submit")
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One logged read: the kind ("grep", "sed", "file": the whole file, "lines": lines from
+    `patterns[0]` on), the file, its options, its pattern(s), and the lines it printed (as
+    printed, right-stripped; a file's lines without their numbering)."""
+
+    kind: str
+    path: str
+    flags: tuple[str, ...]
+    patterns: tuple[str, ...]
+    lines: tuple[str, ...]
+
+    def as_list(self) -> list:
+        return [self.kind, self.path, list(self.flags), list(self.patterns), list(self.lines)]
+
+    @classmethod
+    def from_list(cls, row: Sequence) -> Shown:
+        kind, path, flags, patterns, lines = row
+        return cls(str(kind), str(path), tuple(flags), tuple(patterns), tuple(lines))

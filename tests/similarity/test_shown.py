@@ -16,7 +16,7 @@ from builder.similarity.actions import action_units
 from builder.similarity.compare import semantic, semantic_in
 from builder.similarity.environment import Environment, Turn, facts
 from builder.similarity.labelled import load_pairs, score
-from builder.similarity.shown import literal, logged_reads, printed_overlap
+from builder.similarity.shown import logged_reads, printed_overlap
 from schemas.trajectories import Message
 
 THETA = GateConfig().threshold
@@ -94,14 +94,6 @@ def test_an_anchored_pattern_is_narrower_only_than_text_it_starts_with() -> None
     assert _scores('grep -n "def " a.py', lines, [], 'grep -n "^def " a.py') == pytest.approx(2 / 3)
     assert _scores('grep -n "^def" a.py', lines[::2], [], 'grep -n "^def h" a.py') == 0.5
     assert _scores('grep -n "^def" a.py', lines[::2], [], 'grep -n "def h" a.py') == 0.0
-
-
-def test_literal_reads_only_plain_text() -> None:
-    assert literal(r"parts\[0\] == 'return'") == ("parts[0] == 'return'", False)
-    assert literal("^class A") == ("class A", True)
-    assert literal("a.b") is None and literal("a*") is None and literal(r"\w+") is None
-    assert literal("a|b") == ("a|b", False) and literal("a|b", {"-E"}) is None
-    assert literal("a.b", {"-F"}) == ("a.b", False)
 
 
 RANGE = [
