@@ -65,11 +65,12 @@ _KEPT = 8  # logged reads carried at once
 _SEPARATOR = re.compile(r"^-+$")
 
 
-def file_lines(lines: Sequence[str]) -> tuple[str, ...] | None:
-    """The file's lines from a whole read's output: numbering (1, 2, ... in order) removed, an
-    editor's header dropped. None where the output is not the whole file: another editor
-    answer (a directory listing), or numbered lines with a gap (SWE-agent's editor shows a
-    large file abbreviated: `21 ... eliding lines 21-85 ...`)."""
+def file_lines(lines: Sequence[str], first: int = 1) -> tuple[str, ...] | None:
+    """Lines `first`, `first + 1`, ... of a file from a read's output: numbering that counts
+    from `first` removed, an editor's header dropped. None where the output is not those
+    lines: another editor answer (a directory listing), an editor's answer without its
+    numbering (a refusal), numbered lines that count otherwise, or an abbreviated view
+    (SWE-agent's editor shows a large file as `21 ... eliding lines 21-85 ...`)."""
     if any(_ABBREVIATED.search(line) for line in lines):
         return None
     editor = bool(lines) and lines[0].startswith(_EDITOR_HEADER)
@@ -78,7 +79,7 @@ def file_lines(lines: Sequence[str]) -> tuple[str, ...] | None:
     elif lines and lines[0].startswith("Here's"):
         return None
     numbers = [m[1] if (m := _LINE_NUMBER.match(line)) else None for line in lines]
-    if lines and numbers == [str(i) for i in range(1, len(lines) + 1)]:
+    if lines and numbers == [str(first + i) for i in range(len(lines))]:
         return tuple(_LINE_NUMBER.sub("", line, count=1) for line in lines)
     numbered = sum(bool(_NUMBER_FIRST.match(line)) for line in lines)
     return None if editor or not lines or numbered * 2 > len(lines) else tuple(lines)
@@ -89,20 +90,6 @@ def shows_line_ends(lines: Sequence[str]) -> bool:
     which a read's key leaves out (`| cat -A` is a pager there): not the file's lines."""
     full = [line for line in lines if line]
     return bool(full) and sum(line.endswith("$") for line in full) * 2 > len(full)
-
-
-def numbered_part(lines: Sequence[str], first: int) -> tuple[str, ...] | None:
-    """Lines `first`, `first + 1`, ... of a file from a view's output: numbering that counts
-    from `first` removed, an editor's header dropped; None for output numbered otherwise."""
-    if lines and lines[0].startswith(_EDITOR_HEADER):
-        lines = lines[1:]
-    if any(_ABBREVIATED.search(line) for line in lines):
-        return None
-    numbers = [m[1] if (m := _LINE_NUMBER.match(line)) else None for line in lines]
-    if lines and numbers == [str(first + i) for i in range(len(lines))]:
-        return tuple(_LINE_NUMBER.sub("", line, count=1) for line in lines)
-    numbered = sum(bool(_NUMBER_FIRST.match(line)) for line in lines)
-    return None if numbered * 2 > len(lines) else tuple(lines)
 
 
 def logged_reads(units: Sequence[Unit], printed: str) -> tuple[Shown, ...]:
@@ -123,7 +110,7 @@ def logged_reads(units: Sequence[Unit], printed: str) -> tuple[Shown, ...]:
         return () if whole is None else (Shown("file", plain[0], (), (), whole),)
     if plain is not None and len(plain[1]) == 1 and bounded(plain[1][0]):
         first, last = plain[1][0].start, plain[1][0].end or 0
-        part = numbered_part(lines, first)
+        part = file_lines(lines, first)
         if part is None or len(part) != last - first + 1:
             return ()  # past the end of the file, or not those lines
         return (Shown("lines", plain[0], (), (str(first),), part),)
