@@ -56,6 +56,9 @@ class Features:
 SUBMIT_FEATURES = Features(intent=it.SUBMIT, verb="submit")
 
 
+SHOWN_KINDS = frozenset({"grep", "sed", "file", "lines"})
+
+
 @dataclass(frozen=True, slots=True)
 class Shown:
     """One logged read: the kind ("grep", "sed", "file": the whole file, "lines": lines from
@@ -73,5 +76,12 @@ class Shown:
 
     @classmethod
     def from_list(cls, row: Sequence) -> Shown:
+        if not isinstance(row, list | tuple) or len(row) != 5:
+            raise ValueError(
+                f"a shown read is [kind, path, flags, patterns, lines], not {row!r:.80}"
+            )
         kind, path, flags, patterns, lines = row
+        first = str(patterns[0]) if patterns else ""
+        if kind not in SHOWN_KINDS or (kind == "lines" and not first.isdigit()):
+            raise ValueError(f"a shown read of kind {kind!r} with patterns {patterns!r:.40}")
         return cls(str(kind), str(path), tuple(flags), tuple(patterns), tuple(lines))

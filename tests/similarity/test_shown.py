@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from builder.config.stages import GateConfig
+from builder.errors import InputError
 from builder.ingest.formats.base import FormatAdapter, shell_action
 from builder.ingest.formats.mini_swe_agent import ADAPTER as MINI
 from builder.ingest.formats.swe_agent import ADAPTER as SWE_AGENT
@@ -198,3 +199,12 @@ def test_outputs_that_mark_line_ends_are_not_the_files_lines() -> None:
     units = action_units(_sh("sed -n '1,3p' a.py | cat -A"))
     assert logged_reads(units, "a = 1$\nb = 2$\n$\n") == ()
     assert logged_reads(units, "a = 1\nb = 2\nc = 3\n") != ()
+
+
+def test_a_malformed_shown_read_in_a_pair_file_is_a_clear_error(tmp_path: Path) -> None:
+    row = json.loads((NEAR_MISSES / "pairs.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    for bad in (["grep", "a.py"], ["zzz", "a.py", [], [], []], ["lines", "a.py", [], ["x"], []]):
+        path = tmp_path / "bad.jsonl"
+        path.write_text(json.dumps(row | {"env_a": {"shown": [bad]}}) + "\n", encoding="utf-8")
+        with pytest.raises(InputError, match=r"bad\.jsonl:1: .*shown read"):
+            load_pairs(path)
