@@ -57,10 +57,15 @@ _MAX_FILE_CHARS = 9000  # under mini-swe-agent's 10,000-character cut
 _MAX_FILE_LINES = 300
 _LINE_NUMBER = re.compile(r"^\s*(\d+)(?:\t|\u2192|$)")  # cat -n, nl -ba, editors; Read's arrow
 _EDITOR_HEADER = "Here's the result of running `cat -n` on"
-_NUMBER_FIRST = re.compile(r"^\s*\d+(?:\s|$)")
-# SWE-agent's editor shows a large file abbreviated ("<NOTE>This file is too large to display
-# entirely. Showing abbreviated version. ...", then `21 ... eliding lines 21-85 ...`)
-_ABBREVIATED = re.compile(r"\.\.\. eliding lines \d+-\d+ \.\.\.|^<NOTE>|too large to display")
+_NUMBER_FIRST = re.compile(r"^\s*\d+(?:[\s:]|$)")
+# Not a file's lines: SWE-agent's editor shows a large file abbreviated ("<NOTE>This file is
+# too large to display entirely. Showing abbreviated version. ...", then `21 ... eliding lines
+# 21-85 ...`), and SWE-agent 0.x's viewer frames its window ("[File: F (N lines total)]",
+# "(104 more lines above)", lines as `105:text`)
+_ABBREVIATED = re.compile(
+    r"\.\.\. eliding lines \d+-\d+ \.\.\.|^<NOTE>|too large to display|^\[File: .* lines total\]"
+    r"|^\(\d+ more lines (?:above|below)\)$"
+)
 _KEPT = 8  # logged reads carried at once
 _SEPARATOR = re.compile(r"^-+$")
 

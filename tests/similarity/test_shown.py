@@ -176,6 +176,11 @@ def test_an_abbreviated_or_cut_view_is_not_the_whole_file() -> None:
     listing = "Here's the files and directories up to 2 levels deep in /repo, excluding hidden:"
     assert logged_reads(units, listing + "\n/repo/a.py") == ()
     assert logged_reads(units, "x = 1\n" * 2000) == ()  # over mini-swe-agent's cut
+    # SWE-agent 0.x's viewer frames its window: not the file's lines as printed
+    window = action_units(_sh("open src/A.java 120"))
+    framed = ["[File: /repo/src/A.java (300 lines total)]", "(104 more lines above)"]
+    lines = [f"{i}:x{i}" for i in range(105, 203)]
+    assert logged_reads(window, "\n".join(framed + lines)) == ()
 
 
 def test_lines_the_log_shows_settle_views_inside_them_by_what_they_print() -> None:
