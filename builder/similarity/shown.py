@@ -62,6 +62,9 @@ _NUMBER_FIRST = re.compile(r"^\s*\d+(?:[\s:]|$)")
 # too large to display entirely. Showing abbreviated version. ...", then `21 ... eliding lines
 # 21-85 ...`), and SWE-agent 0.x's viewer frames its window ("[File: F (N lines total)]",
 # "(104 more lines above)", lines as `105:text`)
+_SWE_FRAME = re.compile(r"^\[File: .* \(\d+ lines total\)\]$")
+_SWE_MORE = re.compile(r"^\(\d+ more lines (?:above|below)\)$")
+_SWE_NUMBER = re.compile(r"^(\d+):")
 _ABBREVIATED = re.compile(
     r"\.\.\. eliding lines \d+-\d+ \.\.\.|^<NOTE>|too large to display|^\[File: .* lines total\]"
     r"|^\(\d+ more lines (?:above|below)\)$"
@@ -76,6 +79,8 @@ def file_lines(lines: Sequence[str], first: int = 1) -> tuple[str, ...] | None:
     lines: another editor answer (a directory listing), an editor's answer without its
     numbering (a refusal), numbered lines that count otherwise, or an abbreviated view
     (SWE-agent's editor shows a large file as `21 ... eliding lines 21-85 ...`)."""
+    if lines and _SWE_FRAME.match(lines[0]):
+        return _swe_window(lines[1:], first)
     if any(_ABBREVIATED.search(line) for line in lines):
         return None
     editor = bool(lines) and lines[0].startswith(_EDITOR_HEADER)
@@ -88,6 +93,17 @@ def file_lines(lines: Sequence[str], first: int = 1) -> tuple[str, ...] | None:
         return tuple(_LINE_NUMBER.sub("", line, count=1) for line in lines)
     numbered = sum(bool(_NUMBER_FIRST.match(line)) for line in lines)
     return None if editor or not lines or numbered * 2 > len(lines) else tuple(lines)
+
+
+def _swe_window(lines: Sequence[str], first: int) -> tuple[str, ...] | None:
+    """The lines of SWE-agent 0.x's viewer window (after its `[File: F (N lines total)]`):
+    `(104 more lines above)` / `(k more lines below)` dropped, `105:text` counting from
+    `first` (0.x `defaults.sh` `_print`), else None."""
+    body = [line for line in lines if not _SWE_MORE.match(line)]
+    numbers = [m[1] if (m := _SWE_NUMBER.match(line)) else None for line in body]
+    if not body or numbers != [str(first + i) for i in range(len(body))]:
+        return None
+    return tuple(_SWE_NUMBER.sub("", line, count=1) for line in body)
 
 
 def shows_line_ends(lines: Sequence[str]) -> bool:

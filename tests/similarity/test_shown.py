@@ -180,7 +180,10 @@ def test_an_abbreviated_or_cut_view_is_not_the_whole_file() -> None:
     window = action_units(_sh("open src/A.java 120"))
     framed = ["[File: /repo/src/A.java (300 lines total)]", "(104 more lines above)"]
     lines = [f"{i}:x{i}" for i in range(105, 203)]
-    assert logged_reads(window, "\n".join(framed + lines)) == ()
+    assert logged_reads(window, "\n".join(framed + lines)) == ()  # 98 lines: not the window
+    whole = [*framed, *(f"{i}:x{i}" for i in range(105, 205)), "(96 more lines below)"]
+    (shown,) = logged_reads(window, "\n".join(whole))
+    assert shown.patterns == ("105",) and shown.lines == tuple(f"x{i}" for i in range(105, 205))
 
 
 def test_lines_the_log_shows_settle_views_inside_them_by_what_they_print() -> None:
