@@ -48,8 +48,19 @@ def _grep_output(unit: Unit, shown: Shown) -> tuple[str, ...] | None:
         if inner is None or outer is None or not narrower(inner, outer, fold):
             return None
         numbered = all(NUMBERED.match(line) for line in lines)
-        lines = tuple(line for line in lines if matches(_text(line, numbered), inner, fold))
+        return _found(lines, inner, fold, unit.view, numbered)
     return _cut(lines, unit.view)
+
+
+def _found(
+    lines: Sequence[str],
+    lit: tuple[str, bool],
+    fold: bool,
+    view: tuple[LineRange, ...] | None,
+    numbered: bool = False,
+) -> tuple[str, ...] | None:
+    """What a literal grep prints of `lines` (`grep -n`'s numbers aside), cut by its view."""
+    return _cut(tuple(line for line in lines if matches(_text(line, numbered), lit, fold)), view)
 
 
 def _cut(lines: tuple[str, ...], view: tuple[LineRange, ...] | None) -> tuple[str, ...] | None:
@@ -121,10 +132,7 @@ def _file_output(unit: Unit, shown: Shown) -> tuple[str, ...] | None:
         return None
     _, flags, pattern = grep
     lit = literal(pattern, flags)
-    if lit is None:
-        return None
-    found = tuple(line for line in shown.lines if matches(line, lit, "-i" in flags))
-    return _cut(found, unit.view)
+    return None if lit is None else _found(shown.lines, lit, "-i" in flags, unit.view)
 
 
 def _lines_output(unit: Unit, shown: Shown) -> tuple[str, ...] | None:

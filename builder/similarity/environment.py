@@ -22,11 +22,13 @@ building a dataset is offline, so the whole log is there when a step is judged:
   the same search with other context options (`-A 5`) prints nothing too, and a SWE-agent
   `search_file` refused for its file proves any term is refused alike (`no_match`): at that
   step, and at later ones while every turn between only reads.
-- **What a read the log shows printed.** A turn that is one grep or `sed -n '/S/,/E/p'` and
-  printed its whole output settles what a narrower read of the same file prints (`grep
-  _latex` after `grep latex`, a range that ends sooner, a `| head` that cuts nothing), at
-  that step and while every turn since only reads (`shown`); such reads are compared by the
-  lines they print, as the labels compare them.
+- **What a read the log shows printed.** A turn that is one read and printed its whole
+  output settles what some other reads of the same file print (`shown`): a narrower grep
+  (`grep _latex` after `grep latex`), a sed range that ends sooner, a `| head` that cuts
+  nothing, any view, literal grep or sed range of a file shown whole, a view inside lines
+  shown (`sed -n`, `head`, an editor's range, SWE-agent's window). At that step and while
+  every turn since only reads; such reads are compared by the lines they print, as the
+  labels compare them.
 - **Where a kept shell is.** SWE-agent and OpenHands run every command in one shell that
   lives across turns, so a `cd` stays: after `cd src/main`, `open F` and `open /repo/F` are
   other files (round 12, jackson-databind-4468: the relative one is "not found").
@@ -61,6 +63,7 @@ from builder.similarity.records import Unit
 from builder.similarity.shown import Shown, carried, logged_reads, printed_unit
 
 UNAVAILABLE = ("unavailable", "pytest")
+_READ_KINDS = frozenset({"read", "search"})
 _MISSING = re.compile(r"No module named '?pytest'?(?![\w.])|\bpytest: (?:command )?not found")
 _PRESENT = re.compile(
     r"=+ test session starts =+|^collected \d+ items?|^collecting \.\.\.|usage: pytest|"
@@ -267,7 +270,11 @@ def situated(units: tuple[Unit, ...], env: Environment) -> tuple[Unit, ...]:
     """The units of an action run in `env` (writes earlier in the same action included)."""
     out = []
     for unit in units:
-        if env.shown and (printed := printed_unit(unit, env.shown)) is not None:
+        if (
+            env.shown
+            and unit.kind in _READ_KINDS  # only reads and greps are derived (`derived_reads`)
+            and (printed := printed_unit(unit, env.shown)) is not None
+        ):
             out.append(printed)
         elif _is_pipeline(unit):
             keys = tuple(_situated_key(k, env) for k in unit.key)

@@ -66,8 +66,8 @@ _SWE_FRAME = re.compile(r"^\[File: .* \(\d+ lines total\)\]$")
 _SWE_MORE = re.compile(r"^\(\d+ more lines (?:above|below)\)$")
 _SWE_NUMBER = re.compile(r"^(\d+):")
 _ABBREVIATED = re.compile(
-    r"\.\.\. eliding lines \d+-\d+ \.\.\.|^<NOTE>|too large to display|^\[File: .* lines total\]"
-    r"|^\(\d+ more lines (?:above|below)\)$"
+    r"\.\.\. eliding lines \d+-\d+ \.\.\.|^<NOTE>|too large to display"
+    f"|{_SWE_FRAME.pattern}|{_SWE_MORE.pattern}"
 )
 _KEPT = 8  # logged reads carried at once
 _SEPARATOR = re.compile(r"^-+$")
